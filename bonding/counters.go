@@ -1,0 +1,57 @@
+package bonding
+
+// Counter names one interface statistic. The order is the JSON and
+// /sys/class/net/<if>/statistics naming, so loops can walk them all.
+type Counter uint8
+
+// The interface counters bondtop follows.
+const (
+	RxBytes Counter = iota
+	TxBytes
+	RxPackets
+	TxPackets
+	RxErrors
+	TxErrors
+	RxDropped
+	TxDropped
+	RxOverErrors
+	RxFifoErrors
+	NumCounters
+)
+
+var counterNames = [NumCounters]string{
+	"rx_bytes", "tx_bytes", "rx_packets", "tx_packets", "rx_errors",
+	"tx_errors", "rx_dropped", "tx_dropped", "rx_over_errors", "rx_fifo_errors",
+}
+
+// String is the kernel's name of the counter (a file in statistics/).
+func (c Counter) String() string {
+	if c < NumCounters {
+		return counterNames[c]
+	}
+	return "unknown"
+}
+
+// Counters holds an interface's counters at one instant. A counter the
+// source could not read is absent (Has reports false), never zero.
+type Counters struct {
+	values  [NumCounters]uint64
+	present uint16
+}
+
+// Set records the value of c.
+func (cs *Counters) Set(c Counter, v uint64) {
+	cs.values[c] = v
+	cs.present |= 1 << c
+}
+
+// Get returns the value of c and whether the source gave it.
+func (cs Counters) Get(c Counter) (uint64, bool) {
+	return cs.values[c], cs.present&(1<<c) != 0
+}
+
+// Has reports whether the source gave c.
+func (cs Counters) Has(c Counter) bool { return cs.present&(1<<c) != 0 }
+
+// Empty reports whether no counter was read at all.
+func (cs Counters) Empty() bool { return cs.present == 0 }
