@@ -1,0 +1,119 @@
+package collector
+
+import (
+	"math"
+	"sync"
+	"time"
+)
+
+// Series names one history line: a bond's or a slave's rx or tx bit rate.
+type Series struct {
+	Bond  string
+	Slave string // "" for the bond itself
+	Tx    bool
+}
+
+// Ring is a fixed-size history of one series. Missing samples are NaN,
+// so a graph shows a gap rather than a false zero.
+type Ring struct {
+	// times are Unix nanoseconds: a third of a time.Time's size, which
+	// matters at 36,000 samples per series (1 h at 100 ms).
+	times  []int64
+	values []float32
+	next   int
+	full   bool
+}
+
+func newRing(n int) *Ring {
+	return &Ring{times: make([]int64, n), values: make([]float32, n)}
+}
+
+func (r *Ring) push(t time.Time, v *float64) {
+	r.times[r.next] = t.UnixNano()
+	if v == nil {
+		r.values[r.next] = float32(math.NaN())
+	} else {
+		r.values[r.next] = float32(*v)
+	}
+	r.next++
+	if r.next == len(r.values) {
+		r.next, r.full = 0, true
+	}
+}
+
+// Point is one history sample.
+type Point struct {
+	Time  time.Time
+	Value float32 // NaN when the rate was unknown
+}
+
+// since copies the points at or after t, oldest first, appending to dst.
+func (r *Ring) since(dst []Point, t time.Time) []Point {
+	n := r.next
+	start := 0
+	if r.full {
+		n = len(r.values)
+		start = r.next
+	}
+	from := t.UnixNano()
+	for i := range n {
+		j := (start + i) % len(r.values)
+		if r.times[j] >= from {
+			dst = append(dst, Point{time.Unix(0, r.times[j]), r.values[j]})
+		}
+	}
+	return dst
+}
+
+// History keeps a ring per series. It is written by the Sampler and read by
+// any goroutine (the UI), so it locks.
+type History struct {
+	mu     sync.RWMutex
+	size   int
+	series map[Series]*Ring
+}
+
+func newHistory(keep, interval time.Duration) *History {
+	n := int(keep / interval)
+	if n < 2 {
+		n = 2
+	}
+	return &History{size: n, series: make(map[Series]*Ring)}
+}
+
+func (h *History) record(s *Snapshot) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	put := func(k Series, v *float64) {
+		r := h.series[k]
+		if r == nil {
+			r = newRing(h.size)
+			h.series[k] = r
+		}
+		r.push(s.Time, v)
+	}
+	for i := range s.Bonds {
+		b := &s.Bonds[i]
+		put(Series{Bond: b.Name}, b.RxBps)
+		put(Series{Bond: b.Name, Tx: true}, b.TxBps)
+		for j := range b.Slaves {
+			sl := &b.Slaves[j]
+			put(Series{Bond: b.Name, Slave: sl.Name}, sl.RxBps)
+			put(Series{Bond: b.Name, Slave: sl.Name, Tx: true}, sl.TxBps)
+		}
+	}
+}
+
+// Since returns the points of series k at or after t, oldest first.
+func (h *History) Since(k Series, t time.Time) []Point {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	r := h.series[k]
+	if r == nil {
+		return nil
+	}
+	return r.since(nil, t)
+}
+
+// Capacity is the number of samples each series keeps.
+func (h *History) Capacity() int { return h.size }

@@ -1,0 +1,224 @@
+package collector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/bondtop/bondtop/bonding"
+)
+
+// Interval limits: faster than 100 ms the counters' own update cadence in
+// many drivers makes rates jitter more than they inform.
+const (
+	DefaultInterval = time.Second
+	MinInterval     = 100 * time.Millisecond
+	DefaultHistory  = time.Hour
+)
+
+// Options configure a Sampler.
+type Options struct {
+	// Interval between samples; DefaultInterval when zero.
+	Interval time.Duration
+	// Bonds to follow, by name; every bond when empty.
+	Bonds []string
+	// History is how much rate history to keep per series.
+	History time.Duration
+	// Clock returns the current time with a monotonic reading; time.Now
+	// when nil. Tests fast-forward it.
+	Clock func() time.Time
+}
+
+// Sampler reads a Source and turns consecutive readings into Snapshots.
+// Sample and Run must not be called concurrently; History may be read from
+// any goroutine.
+type Sampler struct {
+	src     Source
+	opts    Options
+	hist    *History
+	prevAt  time.Time
+	prev    map[string]*bonding.Bond // by bond name, the last reading
+	started bool
+}
+
+// NewSampler makes a Sampler over src.
+func NewSampler(src Source, opts Options) *Sampler {
+	if opts.Interval <= 0 {
+		opts.Interval = DefaultInterval
+	}
+	if opts.Interval < MinInterval {
+		opts.Interval = MinInterval
+	}
+	if opts.History <= 0 {
+		opts.History = DefaultHistory
+	}
+	if opts.Clock == nil {
+		opts.Clock = time.Now
+	}
+	return &Sampler{
+		src:  src,
+		opts: opts,
+		hist: newHistory(opts.History, opts.Interval),
+		prev: make(map[string]*bonding.Bond),
+	}
+}
+
+// Interval is the configured sampling interval.
+func (s *Sampler) Interval() time.Duration { return s.opts.Interval }
+
+// History is the rate history of every series the Sampler has seen.
+func (s *Sampler) History() *History { return s.hist }
+
+// NotFoundError says a requested bond does not exist and which do.
+type NotFoundError struct {
+	Name  string
+	Bonds []string
+}
+
+func (e *NotFoundError) Error() string {
+	if len(e.Bonds) == 0 {
+		return fmt.Sprintf("%s not found; this host has no bonds", e.Name)
+	}
+	return fmt.Sprintf("%s not found; bonds here: %s", e.Name, joinNames(e.Bonds))
+}
+
+func joinNames(names []string) string {
+	out := ""
+	for i, n := range names {
+		if i > 0 {
+			out += ", "
+		}
+		out += n
+	}
+	return out
+}
+
+// Sample reads the source once and returns the Snapshot. The first call
+// checks that every requested bond exists (a *NotFoundError if not); later
+// calls report a vanished bond as an event instead.
+func (s *Sampler) Sample() (*Snapshot, error) {
+	r, err := s.src.Read()
+	if errors.Is(err, ErrNoBonding) && s.started {
+		// The driver went away mid-run: every bond is gone. That is news
+		// for the user, not a reason to stop watching.
+		r, err = Reading{Warnings: []string{err.Error()}}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s.sampleReading(r)
+}
+
+func (s *Sampler) sampleReading(r Reading) (*Snapshot, error) {
+	now := s.opts.Clock()
+	if !s.started {
+		for _, name := range s.opts.Bonds {
+			if r.Bond(name) == nil {
+				names := make([]string, len(r.Bonds))
+				for i := range r.Bonds {
+					names[i] = r.Bonds[i].Name
+				}
+				return nil, &NotFoundError{Name: name, Bonds: names}
+			}
+		}
+	}
+	snap := &Snapshot{Time: now, Warnings: r.Warnings}
+	if r.Unprivileged {
+		snap.Notes = append(snap.Notes, "not root: LACP system, aggregator and partner details need CAP_NET_ADMIN (run bondtop with sudo to see them)")
+	}
+	seconds := 0.0
+	if s.started {
+		seconds = now.Sub(s.prevAt).Seconds()
+	}
+	snap.IntervalSeconds = seconds
+
+	cur := make(map[string]*bonding.Bond, len(r.Bonds))
+	for i := range r.Bonds {
+		b := &r.Bonds[i]
+		if !s.follows(b.Name) {
+			continue
+		}
+		cur[b.Name] = b
+		prev := s.prev[b.Name]
+		if prev != nil {
+			snap.Events = append(snap.Events, diffBonds(now, prev, b)...)
+		} else if s.started {
+			snap.Events = append(snap.Events, Event{Time: now, Bond: b.Name, Kind: EventBondAppeared, Message: b.Name + " appeared"})
+		}
+		snap.Bonds = append(snap.Bonds, sampleBond(prev, b, seconds))
+	}
+	for name := range s.prev {
+		if cur[name] == nil {
+			snap.Events = append(snap.Events, Event{Time: now, Bond: name, Kind: EventBondGone, Message: name + " is gone (deleted, or the bonding driver unloaded)"})
+		}
+	}
+	for _, name := range s.opts.Bonds {
+		if cur[name] == nil {
+			snap.Missing = append(snap.Missing, name)
+		}
+	}
+	s.prev, s.prevAt, s.started = cur, now, true
+	s.hist.record(snap)
+	return snap, nil
+}
+
+func (s *Sampler) follows(name string) bool {
+	return len(s.opts.Bonds) == 0 || slices.Contains(s.opts.Bonds, name)
+}
+
+func sampleBond(prev, cur *bonding.Bond, seconds float64) BondSample {
+	bs := BondSample{Bond: *cur}
+	bs.Bond.Slaves = nil // BondSample.Slaves carries them, with traffic
+	var prevCounters bonding.Counters
+	if prev != nil {
+		prevCounters = prev.Counters
+	}
+	bs.Traffic = traffic(prevCounters, prev != nil, cur.Counters, seconds)
+	bs.Slaves = make([]SlaveSample, len(cur.Slaves))
+	for i := range cur.Slaves {
+		sl := &cur.Slaves[i]
+		var ps *bonding.Slave
+		if prev != nil {
+			ps = prev.Slave(sl.Name)
+		}
+		ss := SlaveSample{Slave: *sl}
+		if ps != nil {
+			ss.Traffic = traffic(ps.Counters, true, sl.Counters, seconds)
+		} else {
+			ss.Traffic = traffic(bonding.Counters{}, false, sl.Counters, seconds)
+		}
+		bs.Slaves[i] = ss
+	}
+	fillShares(bs.Slaves)
+	return bs
+}
+
+// Run samples every interval, and at once when a Notifier source reports a
+// link change, handing each Snapshot to emit on the Sampler's goroutine.
+// emit must not block for long: a UI hands the snapshot to its event loop.
+// Run returns nil when ctx ends, or the source's error (the first reading
+// failed, or the host became unreadable).
+func (s *Sampler) Run(ctx context.Context, emit func(*Snapshot)) error {
+	var changes <-chan struct{}
+	if n, ok := s.src.(Notifier); ok {
+		changes = n.Changes()
+	}
+	ticker := time.NewTicker(s.opts.Interval)
+	defer ticker.Stop()
+	for {
+		snap, err := s.Sample()
+		if err != nil {
+			return err
+		}
+		emit(snap)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-ticker.C:
+		case <-changes:
+			ticker.Reset(s.opts.Interval)
+		}
+	}
+}

@@ -1,0 +1,109 @@
+package collector
+
+import (
+	"time"
+
+	"github.com/bondtop/bondtop/bonding"
+)
+
+// Snapshot is one sample of every followed bond. It is immutable once the
+// Sampler hands it out: consumers (UI, JSON printer, recorder, metrics) may
+// keep and share it without copying.
+type Snapshot struct {
+	Time time.Time `json:"time"`
+	// IntervalSeconds is the measured time since the previous sample, the
+	// denominator of every rate; 0 on the first sample.
+	IntervalSeconds float64      `json:"interval_s"`
+	Bonds           []BondSample `json:"bonds"`
+	// Missing names bonds that were asked for and are not there now (the
+	// bond was deleted mid-run).
+	Missing []string `json:"missing_bonds,omitempty"`
+	// Events found since the previous snapshot, oldest first.
+	Events   []Event  `json:"events"`
+	Warnings []string `json:"warnings,omitempty"`
+	// Notes say what the reader could not see, e.g. fields that need root.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Bond returns the sample of the bond called name, or nil.
+func (s *Snapshot) Bond(name string) *BondSample {
+	for i := range s.Bonds {
+		if s.Bonds[i].Name == name {
+			return &s.Bonds[i]
+		}
+	}
+	return nil
+}
+
+// BondSample is a bond's state at the snapshot's time with its traffic
+// over the interval. The bond's own counters count what crossed the bond
+// device, which is not always the sum of its slaves.
+type BondSample struct {
+	bonding.Bond
+	Traffic
+	// Slaves hides bonding.Bond.Slaves in JSON: same order, with traffic.
+	Slaves []SlaveSample `json:"slaves"`
+}
+
+// SlaveSample is one slave's state and traffic.
+type SlaveSample struct {
+	bonding.Slave
+	Traffic
+	// ShareRx and ShareTx are this slave's part (0..1) of the bytes all
+	// slaves received and sent in the interval; nil when nothing moved or
+	// a rate is missing.
+	ShareRx *float64 `json:"share_rx"`
+	ShareTx *float64 `json:"share_tx"`
+}
+
+// Traffic holds an interface's counters and what they did in the interval.
+// A rate is nil on the first sample, for a new interface, and when any
+// counter went back (reset, re-enslave, 32-bit wrap): never negative or
+// huge.
+type Traffic struct {
+	Totals
+	RxBps *float64 `json:"rx_bps"`
+	TxBps *float64 `json:"tx_bps"`
+	RxPps *float64 `json:"rx_pps"`
+	TxPps *float64 `json:"tx_pps"`
+	// Interval holds the errors, drops and overruns counted in the
+	// interval; nil when no rate could be computed.
+	Interval *ErrorCounts `json:"interval"`
+}
+
+// Totals are the kernel's cumulative counters (nil when not readable).
+type Totals struct {
+	RxBytes      *uint64 `json:"rx_bytes"`
+	TxBytes      *uint64 `json:"tx_bytes"`
+	RxPackets    *uint64 `json:"rx_packets"`
+	TxPackets    *uint64 `json:"tx_packets"`
+	RxErrors     *uint64 `json:"rx_errors"`
+	TxErrors     *uint64 `json:"tx_errors"`
+	RxDropped    *uint64 `json:"rx_dropped"`
+	TxDropped    *uint64 `json:"tx_dropped"`
+	RxOverErrors *uint64 `json:"rx_over_errors"`
+	RxFifoErrors *uint64 `json:"rx_fifo_errors"`
+}
+
+// ErrorCounts are error, drop and overrun increments over one interval.
+type ErrorCounts struct {
+	RxErrors     *uint64 `json:"rx_errors"`
+	TxErrors     *uint64 `json:"tx_errors"`
+	RxDropped    *uint64 `json:"rx_dropped"`
+	TxDropped    *uint64 `json:"tx_dropped"`
+	RxOverErrors *uint64 `json:"rx_over_errors"`
+	RxFifoErrors *uint64 `json:"rx_fifo_errors"`
+}
+
+// Any reports whether any error, drop or overrun happened.
+func (e *ErrorCounts) Any() bool {
+	if e == nil {
+		return false
+	}
+	for _, p := range []*uint64{e.RxErrors, e.TxErrors, e.RxDropped, e.TxDropped, e.RxOverErrors, e.RxFifoErrors} {
+		if p != nil && *p > 0 {
+			return true
+		}
+	}
+	return false
+}
