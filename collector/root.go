@@ -1,0 +1,167 @@
+package collector
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"time"
+
+	"github.com/bondtop/bondtop/bonding"
+)
+
+// configRefresh is how often the root source re-reads sysfs configuration
+// when /proc/net/bonding did not change: sysfs holds little procfs lacks
+// (slave state, MTU, operstate), and each file costs a syscall round.
+const configRefresh = 5 * time.Second
+
+// RootSource reads a copy of a host's /proc and /sys under a directory
+// (DIR/proc/net/bonding/*, DIR/sys/class/net/...): a support bundle from
+// another host, a lab capture, or a test tree whose files change. Files are
+// re-read every Read, so a changing tree behaves like a live host.
+type RootSource struct {
+	dir    string
+	fsys   fs.FS
+	clock  func() time.Time
+	config map[string]*rootConfig // by bond name
+}
+
+// rootConfig caches what sysfs said about a bond and the procfs text it
+// was read next to.
+type rootConfig struct {
+	proc   []byte
+	sysfs  bonding.SysfsResult
+	readAt time.Time
+}
+
+// NewRootSource checks that dir exists and returns a source over it.
+func NewRootSource(dir string) (*RootSource, error) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("--root %s: %w", dir, err)
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("--root %s: not a directory", dir)
+	}
+	return &RootSource{dir: dir, fsys: os.DirFS(dir), clock: time.Now, config: make(map[string]*rootConfig)}, nil
+}
+
+// Close releases nothing: the root source holds no open files.
+func (s *RootSource) Close() error { return nil }
+
+// Read implements Source.
+func (s *RootSource) Read() (Reading, error) {
+	names, err := bonding.ListBonds(s.fsys)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return Reading{}, fmt.Errorf("%s: %w", s.dir, ErrNoBonding)
+		}
+		return Reading{}, err
+	}
+	var r Reading
+	netDev, haveNetDev := s.readNetDev(&r)
+	for _, name := range names {
+		b, ok := s.readBond(&r, name)
+		if !ok {
+			continue
+		}
+		s.readCounters(&r, &b, netDev, haveNetDev)
+		r.Bonds = append(r.Bonds, b)
+	}
+	for name := range s.config {
+		if r.Bond(name) == nil {
+			delete(s.config, name)
+		}
+	}
+	return r, nil
+}
+
+// readBond merges procfs (most detail) with sysfs (state, MTU, operstate;
+// root-only LACP fields when procfs came from a non-root reader). ok is
+// false when the bond vanished between listing and reading.
+func (s *RootSource) readBond(r *Reading, name string) (bonding.Bond, bool) {
+	procFile := path.Join(bonding.ProcNetBonding, name)
+	proc, perr := fs.ReadFile(s.fsys, procFile)
+	var b bonding.Bond
+	procOK := false
+	switch {
+	case perr == nil:
+		parsed, _, err := bonding.ParseProc(name, proc)
+		if err != nil {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("/%s: %v", procFile, err))
+			b = bonding.Bond{Name: name}
+		} else {
+			b, procOK = parsed, true
+		}
+	case errors.Is(perr, fs.ErrNotExist):
+		b = bonding.Bond{Name: name}
+	default:
+		r.Warnings = append(r.Warnings, fmt.Sprintf("/%s: %v", procFile, perr))
+		b = bonding.Bond{Name: name}
+	}
+
+	now := s.clock()
+	cfg := s.config[name]
+	if cfg == nil || !bytes.Equal(cfg.proc, proc) || now.Sub(cfg.readAt) >= configRefresh {
+		cfg = &rootConfig{proc: proc, sysfs: bonding.ReadSysfs(s.fsys, name), readAt: now}
+		s.config[name] = cfg
+	}
+	sys := cfg.sysfs
+	r.Warnings = append(r.Warnings, sys.Warnings...)
+	sysExists := sys.Bond.Mode != nil || len(sys.Bond.Slaves) > 0
+	if !procOK && !sysExists {
+		if errors.Is(perr, fs.ErrNotExist) {
+			return b, false
+		}
+	}
+	if (procOK && procHidesRootOnly(&b)) || sys.Hidden > 0 {
+		r.Unprivileged = true
+	}
+	sysBond := sys.Bond
+	bonding.Merge(&b, &sysBond)
+	return b, true
+}
+
+// readNetDev reads DIR/proc/net/dev, the fallback for trees without
+// statistics/ directories.
+func (s *RootSource) readNetDev(r *Reading) (map[string]bonding.Counters, bool) {
+	data, err := fs.ReadFile(s.fsys, bonding.ProcNetDev)
+	if err != nil {
+		return nil, false
+	}
+	m, warnings := bonding.ParseNetDev(data)
+	r.Warnings = append(r.Warnings, warnings...)
+	return m, true
+}
+
+// readCounters fills the bond's and its slaves' counters from
+// statistics/ (exact, like the kernel's own files), else /proc/net/dev.
+func (s *RootSource) readCounters(r *Reading, b *bonding.Bond, netDev map[string]bonding.Counters, haveNetDev bool) {
+	read := func(ifname string) bonding.Counters {
+		cs, warnings := bonding.ReadStatistics(s.fsys, ifname)
+		r.Warnings = append(r.Warnings, warnings...)
+		if cs.Empty() && haveNetDev {
+			cs = netDev[ifname]
+		}
+		return cs
+	}
+	b.Counters = read(b.Name)
+	for i := range b.Slaves {
+		b.Slaves[i].Counters = read(b.Slaves[i].Name)
+	}
+}
+
+// procHidesRootOnly reports an 802.3ad procfs text written for a reader
+// without CAP_NET_ADMIN: the kernel then omits the system lines and the
+// active aggregator block, both of which every driver version prints for
+// root. Call it before sysfs is merged in (sysfs gives the aggregator id to
+// everyone).
+func procHidesRootOnly(b *bonding.Bond) bool {
+	if !b.Is8023AD() || b.LACP == nil {
+		return false
+	}
+	l := b.LACP
+	return l.SystemMAC == nil && l.AggregatorID == nil && !l.NoActiveAggregator
+}

@@ -1,0 +1,248 @@
+package collector
+
+import (
+	"encoding/json"
+	"errors"
+	"math"
+	"strings"
+	"testing"
+	"time"
+)
+
+// fakeClock advances by hand so rates are exact.
+type fakeClock struct{ now time.Time }
+
+func (c *fakeClock) Now() time.Time          { return c.now }
+func (c *fakeClock) Advance(d time.Duration) { c.now = c.now.Add(d) }
+
+func newTestSampler(t *testing.T, tr *tree, bonds ...string) (*Sampler, *fakeClock) {
+	t.Helper()
+	src, err := NewRootSource(tr.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := &fakeClock{now: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)}
+	return NewSampler(src, Options{Interval: time.Second, Bonds: bonds, Clock: clk.Now}), clk
+}
+
+func mustSample(t *testing.T, s *Sampler) *Snapshot {
+	t.Helper()
+	snap, err := s.Sample()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return snap
+}
+
+func approx(t *testing.T, what string, got *float64, want float64) {
+	t.Helper()
+	if got == nil {
+		t.Fatalf("%s: nil, want %v", what, want)
+	}
+	if math.Abs(*got-want) > want*1e-9+1e-9 {
+		t.Fatalf("%s = %v, want %v", what, *got, want)
+	}
+}
+
+func TestSamplerRatesAndShares(t *testing.T) {
+	tr := activeBackupTree(t)
+	s, clk := newTestSampler(t, tr)
+	first := mustSample(t, s)
+	if b := first.Bond("bond0"); b == nil || b.TxBps != nil || b.Slaves[0].TxBps != nil {
+		t.Fatalf("first sample must have no rates: %+v", first.Bonds)
+	}
+	tr.counters("eth0", 1_000_000, 3_000_000)
+	tr.counters("eth1", 0, 1_000_000)
+	tr.counters("bond0", 1_000_000, 4_000_000)
+	clk.Advance(2 * time.Second)
+	snap := mustSample(t, s)
+	b := snap.Bond("bond0")
+	approx(t, "bond tx", b.TxBps, 16e6) // 4 MB * 8 / 2 s
+	approx(t, "eth0 tx", b.Slaves[0].TxBps, 12e6)
+	approx(t, "eth0 rx", b.Slaves[0].RxBps, 4e6)
+	approx(t, "eth1 tx", b.Slaves[1].TxBps, 4e6)
+	approx(t, "eth0 tx pps", b.Slaves[0].TxPps, 1500)
+	approx(t, "eth0 share tx", b.Slaves[0].ShareTx, 0.75)
+	approx(t, "eth1 share tx", b.Slaves[1].ShareTx, 0.25)
+	if b.Slaves[1].ShareRx == nil || *b.Slaves[1].ShareRx != 0 {
+		t.Fatalf("eth1 share rx = %v, want 0", b.Slaves[1].ShareRx)
+	}
+	if snap.IntervalSeconds != 2 {
+		t.Fatalf("interval %v, want 2", snap.IntervalSeconds)
+	}
+}
+
+func TestSamplerCounterWentBackIsAGap(t *testing.T) {
+	tr := activeBackupTree(t)
+	tr.counters("eth0", 5_000_000, 5_000_000)
+	s, clk := newTestSampler(t, tr)
+	mustSample(t, s)
+	tr.counters("eth0", 1000, 6_000_000) // rx reset: a driver reset
+	clk.Advance(time.Second)
+	b := mustSample(t, s).Bond("bond0")
+	if e := b.Slaves[0]; e.RxBps != nil || e.TxBps != nil || e.Interval != nil {
+		t.Fatalf("rates after a counter went back: rx %v tx %v", e.RxBps, e.TxBps)
+	}
+	if b.Slaves[0].ShareTx != nil {
+		t.Fatal("share must be unknown when one slave's rate is")
+	}
+	// The next interval measures again from the new base.
+	tr.counters("eth0", 2000, 6_000_100)
+	clk.Advance(time.Second)
+	b = mustSample(t, s).Bond("bond0")
+	approx(t, "rx after gap", b.Slaves[0].RxBps, 8000)
+}
+
+func TestSamplerFailoverEvents(t *testing.T) {
+	tr := activeBackupTree(t)
+	s, clk := newTestSampler(t, tr)
+	mustSample(t, s)
+	tr.write("proc/net/bonding/bond0", activeBackupProc("eth1", "down", "up", 1))
+	tr.write("sys/class/net/bond0/bonding/active_slave", "eth1\n")
+	clk.Advance(time.Second)
+	snap := mustSample(t, s)
+	kinds := map[EventKind]Event{}
+	for _, e := range snap.Events {
+		kinds[e.Kind] = e
+	}
+	fo, ok := kinds[EventFailover]
+	if !ok || fo.Old != "eth0" || fo.New != "eth1" || fo.Bond != "bond0" {
+		t.Fatalf("want failover eth0 -> eth1, got %+v", snap.Events)
+	}
+	if e, ok := kinds[EventLinkDown]; !ok || e.Slave != "eth0" {
+		t.Fatalf("want link_down of eth0, got %+v", snap.Events)
+	}
+	if e, ok := kinds[EventLinkFailure]; !ok || e.Old != "0" || e.New != "1" {
+		t.Fatalf("want link failure 0 -> 1, got %+v", snap.Events)
+	}
+	for _, e := range snap.Events {
+		if !e.Time.Equal(clk.now) {
+			t.Fatalf("event time %v, want %v", e.Time, clk.now)
+		}
+	}
+}
+
+func TestSamplerSlaveRemovedAndAdded(t *testing.T) {
+	tr := activeBackupTree(t)
+	s, clk := newTestSampler(t, tr)
+	mustSample(t, s)
+	// eth1 released: gone from procfs and sysfs.
+	proc := activeBackupProc("eth0", "up", "up", 0)
+	proc = proc[:strings.Index(proc, "\nSlave Interface: eth1")+1]
+	tr.write("proc/net/bonding/bond0", proc)
+	tr.write("sys/class/net/bond0/bonding/slaves", "eth0\n")
+	clk.Advance(time.Second)
+	snap := mustSample(t, s)
+	if b := snap.Bond("bond0"); len(b.Slaves) != 1 {
+		t.Fatalf("slaves after release: %d", len(b.Slaves))
+	}
+	if len(snap.Events) != 1 || snap.Events[0].Kind != EventSlaveRemoved || snap.Events[0].Slave != "eth1" {
+		t.Fatalf("events %+v", snap.Events)
+	}
+	// Re-enslaved with counters reset by its driver.
+	tr.write("proc/net/bonding/bond0", activeBackupProc("eth0", "up", "up", 0))
+	tr.write("sys/class/net/bond0/bonding/slaves", "eth0 eth1\n")
+	tr.counters("eth1", 10, 10)
+	clk.Advance(time.Second)
+	snap = mustSample(t, s)
+	b := snap.Bond("bond0")
+	if len(b.Slaves) != 2 || b.Slaves[1].Name != "eth1" || b.Slaves[1].TxBps != nil {
+		t.Fatalf("re-added slave must come back without a rate: %+v", b.Slaves)
+	}
+	if len(snap.Events) != 1 || snap.Events[0].Kind != EventSlaveAdded {
+		t.Fatalf("events %+v", snap.Events)
+	}
+}
+
+func TestSamplerBondGoneAndDriverGone(t *testing.T) {
+	tr := activeBackupTree(t)
+	s, clk := newTestSampler(t, tr, "bond0")
+	mustSample(t, s)
+	tr.remove("proc/net/bonding/bond0")
+	tr.write("sys/class/net/bonding_masters", "\n")
+	tr.remove("sys/class/net/bond0")
+	clk.Advance(time.Second)
+	snap := mustSample(t, s)
+	if len(snap.Bonds) != 0 || len(snap.Missing) != 1 || snap.Missing[0] != "bond0" {
+		t.Fatalf("bonds %v missing %v", snap.Bonds, snap.Missing)
+	}
+	if len(snap.Events) != 1 || snap.Events[0].Kind != EventBondGone {
+		t.Fatalf("events %+v", snap.Events)
+	}
+	// The driver unloads too: still a snapshot, not an error.
+	tr.remove("proc")
+	tr.remove("sys/class/net/bonding_masters")
+	clk.Advance(time.Second)
+	snap = mustSample(t, s)
+	if len(snap.Missing) != 1 || len(snap.Warnings) == 0 {
+		t.Fatalf("after driver unload: missing %v warnings %v", snap.Missing, snap.Warnings)
+	}
+}
+
+func TestSamplerUnknownBond(t *testing.T) {
+	tr := activeBackupTree(t)
+	s, _ := newTestSampler(t, tr, "bond9")
+	_, err := s.Sample()
+	var nf *NotFoundError
+	if !errors.As(err, &nf) {
+		t.Fatalf("err = %v, want NotFoundError", err)
+	}
+	if got, want := err.Error(), "bond9 not found; bonds here: bond0"; got != want {
+		t.Fatalf("err = %q, want %q", got, want)
+	}
+}
+
+func TestNoBondingDriver(t *testing.T) {
+	tr := newTree(t)
+	tr.write("sys/class/net/eth0/mtu", "1500\n")
+	src, err := NewRootSource(tr.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = NewSampler(src, Options{}).Sample()
+	if !errors.Is(err, ErrNoBonding) {
+		t.Fatalf("err = %v, want ErrNoBonding", err)
+	}
+}
+
+func TestSnapshotJSONNullsAndNames(t *testing.T) {
+	tr := activeBackupTree(t)
+	s, clk := newTestSampler(t, tr)
+	mustSample(t, s)
+	clk.Advance(time.Second)
+	data, err := json.Marshal(mustSample(t, s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Bonds []map[string]json.RawMessage `json:"bonds"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	b := doc.Bonds[0]
+	for key, want := range map[string]string{
+		"name": `"bond0"`, "mode": `"active-backup"`, "lacp": "null", "xmit_hash_policy": "null",
+		"active_slave": `"eth0"`, "primary": "null", "miimon_ms": "100", "mtu": "1500",
+	} {
+		if got := string(b[key]); got != want {
+			t.Errorf("%s = %s, want %s", key, got, want)
+		}
+	}
+	var slaves []map[string]json.RawMessage
+	if err := json.Unmarshal(b["slaves"], &slaves); err != nil {
+		t.Fatal(err)
+	}
+	if len(slaves) != 2 {
+		t.Fatalf("slaves: %d", len(slaves))
+	}
+	for key, want := range map[string]string{
+		"name": `"eth0"`, "state": `"active"`, "speed_mbps": "1000", "duplex": `"full"`,
+		"aggregator_id": "null", "actor": "null", "partner": "null", "tx_bps": "0", "share_tx": "null",
+		"perm_hwaddr": `"52:54:00:00:00:01"`, "queue_id": "0", "link_failure_count": "0",
+	} {
+		if got := string(slaves[0][key]); got != want {
+			t.Errorf("slave %s = %s, want %s", key, got, want)
+		}
+	}
+}
