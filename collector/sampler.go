@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/bondtop/bondtop/bonding"
@@ -32,8 +33,8 @@ type Options struct {
 }
 
 // Sampler reads a Source and turns consecutive readings into Snapshots.
-// Sample and Run must not be called concurrently; History may be read from
-// any goroutine.
+// Sample and Run must not be called concurrently; History, Interval and
+// SetInterval may be called from any goroutine.
 type Sampler struct {
 	src     Source
 	opts    Options
@@ -41,6 +42,11 @@ type Sampler struct {
 	prevAt  time.Time
 	prev    map[string]*bonding.Bond // by bond name, the last reading
 	started bool
+	// interval is the pace in force (nanoseconds): a UI changes it from its
+	// own goroutine while Run ticks, so it is atomic, and intervalChanged
+	// wakes Run to re-arm its ticker.
+	interval        atomic.Int64
+	intervalChanged chan struct{}
 }
 
 // NewSampler makes a Sampler over src.
@@ -57,16 +63,34 @@ func NewSampler(src Source, opts Options) *Sampler {
 	if opts.Clock == nil {
 		opts.Clock = time.Now
 	}
-	return &Sampler{
-		src:  src,
-		opts: opts,
-		hist: newHistory(opts.History, opts.Interval),
-		prev: make(map[string]*bonding.Bond),
+	s := &Sampler{
+		src:             src,
+		opts:            opts,
+		hist:            newHistory(opts.History, opts.Interval),
+		prev:            make(map[string]*bonding.Bond),
+		intervalChanged: make(chan struct{}, 1),
 	}
+	s.interval.Store(int64(opts.Interval))
+	return s
 }
 
-// Interval is the configured sampling interval.
-func (s *Sampler) Interval() time.Duration { return s.opts.Interval }
+// Interval is the sampling interval in force.
+func (s *Sampler) Interval() time.Duration { return time.Duration(s.interval.Load()) }
+
+// SetInterval changes the time between samples (at least MinInterval) and
+// returns the interval now in force. Run, if running, samples at once and
+// then keeps the new pace. The history keeps the capacity it was sized for
+// at the first interval, so a faster pace holds a shorter span.
+func (s *Sampler) SetInterval(d time.Duration) time.Duration {
+	d = max(d, MinInterval)
+	if time.Duration(s.interval.Swap(int64(d))) != d {
+		select {
+		case s.intervalChanged <- struct{}{}:
+		default: // Run has a wake-up pending already
+		}
+	}
+	return d
+}
 
 // History is the rate history of every series the Sampler has seen.
 func (s *Sampler) History() *History { return s.hist }
@@ -205,7 +229,7 @@ func (s *Sampler) Run(ctx context.Context, emit func(*Snapshot)) error {
 	if n, ok := s.src.(Notifier); ok {
 		changes = n.Changes()
 	}
-	ticker := time.NewTicker(s.opts.Interval)
+	ticker := time.NewTicker(s.Interval())
 	defer ticker.Stop()
 	for {
 		snap, err := s.Sample()
@@ -218,7 +242,9 @@ func (s *Sampler) Run(ctx context.Context, emit func(*Snapshot)) error {
 			return nil
 		case <-ticker.C:
 		case <-changes:
-			ticker.Reset(s.opts.Interval)
+			ticker.Reset(s.Interval())
+		case <-s.intervalChanged:
+			ticker.Reset(s.Interval())
 		}
 	}
 }
