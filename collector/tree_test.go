@@ -11,11 +11,11 @@ import (
 
 // tree is a fake host root (DIR/proc, DIR/sys) that tests write and change.
 type tree struct {
-	t   *testing.T
+	t   testing.TB
 	dir string
 }
 
-func newTree(t *testing.T) *tree {
+func newTree(t testing.TB) *tree {
 	t.Helper()
 	return &tree{t: t, dir: t.TempDir()}
 }
@@ -52,7 +52,7 @@ func (tr *tree) counters(ifname string, rxBytes, txBytes uint64) {
 
 // activeBackupTree writes an active-backup bond0 over eth0 (active) and
 // eth1 in both procfs and sysfs, as a 6.x kernel shows it to root.
-func activeBackupTree(t *testing.T) *tree {
+func activeBackupTree(t testing.TB) *tree {
 	tr := newTree(t)
 	tr.write("proc/net/bonding/bond0", activeBackupProc("eth0", "up", "up", 0))
 	tr.write("sys/class/net/bonding_masters", "bond0\n")
