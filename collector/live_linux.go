@@ -1,0 +1,703 @@
+package collector
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mdlayher/ethtool"
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netlink/nl"
+	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
+
+	"github.com/bondtop/bondtop/bonding"
+)
+
+// liveConfigRefresh is how often the live source re-reads a bond's sysfs
+// configuration, ethtool speeds and (outside 802.3ad) procfs when no link
+// notification asked for it: a few things change without one.
+const liveConfigRefresh = 10 * time.Second
+
+// liveOrderRecheck bounds how often a slave set that disagrees with the
+// cached enslave order forces an early refresh (a missed notification).
+const liveOrderRecheck = time.Second
+
+// liveDumpAttempts is how many times an RTM_GETLINK dump that the kernel
+// flags as interrupted (links changed during it) is retried.
+const liveDumpAttempts = 3
+
+// netlinkTimeout bounds a netlink exchange, so a wedged kernel answer
+// fails a Read instead of hanging the sampler.
+var netlinkTimeout = unix.Timeval{Sec: 5}
+
+// errLiveClosed is returned by Read after Close.
+var errLiveClosed = errors.New("live source is closed")
+
+// LiveSource reads the bonds of the running kernel. Each Read takes one
+// RTM_GETLINK dump on a persistent rtnetlink socket (bond and slave
+// attributes, 64-bit counters) and, for 802.3ad bonds, /proc/net/bonding
+// (partner details, churn). What rarely changes and costs a file per value
+// (sysfs configuration, ethtool speed and duplex, procfs of other modes) is
+// cached per bond and re-read when a link notification concerns the bond
+// or its slaves, when the slave set changes, or every liveConfigRefresh.
+//
+// Merge order, most trusted first: netlink (and ethtool), procfs, sysfs.
+type LiveSource struct {
+	fsys        fs.FS // "/": procfs and sysfs
+	rt          map[int]*nl.SocketHandle
+	eth         *ethtool.Client // nil when the kernel lacks the ethtool family
+	ethWarning  string          // why eth is nil, when that is not "too old"
+	capNetAdmin bool
+	ns          netns.NsHandle // the network namespace watched, for resubscribing
+	now         func() time.Time
+	refresh     time.Duration
+
+	// gen counts relevant link notifications; a cached bond read at an
+	// older gen is stale.
+	gen     atomic.Uint64
+	watched atomic.Pointer[map[int]struct{}] // ifindexes of bonds and slaves
+	changes chan struct{}
+	done    chan struct{}
+	wg      sync.WaitGroup
+	close   sync.Once
+
+	mu         sync.Mutex // serialises Read and Close
+	closed     bool
+	cache      map[string]*liveBond
+	msgs       [][]byte // the dump's bond and slave messages, reused
+	watchedIdx []int
+}
+
+// liveBond is what the live source keeps between Reads for one bond.
+type liveBond struct {
+	index     int    // a bond re-created under the same name starts afresh
+	gen       uint64 // notification generation the cache was read at
+	readAt    time.Time
+	checkedAt time.Time
+	sysfs     bonding.SysfsResult
+	proc      *bonding.Bond // nil when unreadable or unparsable
+	procAt    time.Time
+	procWarn  string
+	speeds    []ethSpeed
+	ethWarn   []string
+}
+
+// ethSpeed is one slave's ethtool link mode.
+type ethSpeed struct {
+	name   string
+	speed  *int
+	duplex *string
+}
+
+// dumpedBond is one bonding master of a dump.
+type dumpedBond struct {
+	link    *netlink.Bond
+	attrs   bonding.BondAttrs
+	attrsOK bool
+}
+
+// dumpedSlave is one link of a dump enslaved to a bond.
+type dumpedSlave struct {
+	link    netlink.Link
+	attrs   bonding.SlaveAttrs
+	attrsOK bool
+}
+
+var (
+	_ Source   = (*LiveSource)(nil)
+	_ Notifier = (*LiveSource)(nil)
+)
+
+// NewLiveSource opens the netlink handles (rtnetlink, ethtool genetlink)
+// of the calling thread's network namespace and subscribes to link
+// notifications. Close releases them.
+func NewLiveSource() (*LiveSource, error) {
+	return newLiveSource(os.DirFS("/"))
+}
+
+func newLiveSource(fsys fs.FS) (*LiveSource, error) {
+	sock, err := nl.GetNetlinkSocketAt(netns.None(), netns.None(), unix.NETLINK_ROUTE)
+	if err != nil {
+		return nil, fmt.Errorf("open rtnetlink socket: %w", err)
+	}
+	_ = sock.SetSendTimeout(&netlinkTimeout)
+	_ = sock.SetReceiveTimeout(&netlinkTimeout)
+	s := &LiveSource{
+		fsys:        fsys,
+		rt:          map[int]*nl.SocketHandle{unix.NETLINK_ROUTE: {Socket: sock}},
+		capNetAdmin: hasCapNetAdmin(),
+		ns:          netns.None(),
+		now:         time.Now,
+		refresh:     liveConfigRefresh,
+		changes:     make(chan struct{}, 1),
+		done:        make(chan struct{}),
+		cache:       make(map[string]*liveBond),
+	}
+	if ns, err := netns.Get(); err == nil {
+		s.ns = ns
+	}
+	// A kernel before 5.6 has no ethtool netlink family: sysfs speed and
+	// duplex stand in, quietly.
+	if eth, err := ethtool.New(); err == nil {
+		s.eth = eth
+	} else if !errors.Is(err, os.ErrNotExist) {
+		s.ethWarning = fmt.Sprintf("ethtool netlink: %v (speed and duplex come from sysfs)", err)
+	}
+	ch, subDone, err := s.subscribe(false)
+	if err != nil {
+		s.release()
+		return nil, fmt.Errorf("subscribe to link notifications: %w", err)
+	}
+	s.wg.Add(1)
+	go s.watch(ch, subDone)
+	return s, nil
+}
+
+// Changes implements Notifier: a value arrives, without blocking the
+// notification reader, when the kernel announced a change of a bond or of
+// one of its slaves (carrier, failover, enslave, release, options).
+func (s *LiveSource) Changes() <-chan struct{} { return s.changes }
+
+// Close stops the notification goroutine and closes the sockets. It waits
+// for a Read in progress.
+func (s *LiveSource) Close() error {
+	s.close.Do(func() {
+		close(s.done)
+		s.wg.Wait()
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.closed = true
+		s.release()
+	})
+	return nil
+}
+
+// release closes what newLiveSource opened.
+func (s *LiveSource) release() {
+	for _, sh := range s.rt {
+		sh.Close()
+	}
+	if s.eth != nil {
+		_ = s.eth.Close()
+	}
+	if s.ns.IsOpen() {
+		_ = s.ns.Close()
+	}
+}
+
+// Read implements Source.
+func (s *LiveSource) Read() (Reading, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return Reading{}, errLiveClosed
+	}
+	// Taken before the dump: a notification during this Read makes the
+	// next one refresh again.
+	gen := s.gen.Load()
+	var r Reading
+	if err := s.dumpLinks(&r, isBondLink); err != nil {
+		return Reading{}, err
+	}
+	if err := s.build(&r, gen); err != nil {
+		return Reading{}, err
+	}
+	return r, nil
+}
+
+// isBondLink keeps the messages of bonds and of their slaves.
+func isBondLink(scan bonding.LinkScan) bool { return scan.Bond || scan.Slave }
+
+// dumpLinks takes one RTM_GETLINK dump into s.msgs, keeping the messages
+// keep accepts. Other links are only scanned, never decoded: a container
+// host may have hundreds.
+func (s *LiveSource) dumpLinks(r *Reading, keep func(bonding.LinkScan) bool) error {
+	for attempt := 1; ; attempt++ {
+		s.msgs = s.msgs[:0]
+		req := &nl.NetlinkRequest{
+			NlMsghdr: unix.NlMsghdr{
+				Len:   unix.SizeofNlMsghdr,
+				Type:  unix.RTM_GETLINK,
+				Flags: unix.NLM_F_REQUEST | unix.NLM_F_DUMP,
+			},
+			Sockets: s.rt,
+		}
+		// No IFLA_EXT_MASK: without RTEXT_FILTER_VF the kernel leaves
+		// out the VF tables that make dumps heavy on SR-IOV hosts.
+		req.AddData(nl.NewIfInfomsg(unix.AF_UNSPEC))
+		err := req.ExecuteIter(unix.NETLINK_ROUTE, unix.RTM_NEWLINK, func(msg []byte) bool {
+			if scan, ok := bonding.ScanLink(msg); ok && keep(scan) {
+				s.msgs = append(s.msgs, msg) // a fresh buffer per receive: safe to keep
+			}
+			return true
+		})
+		switch {
+		case err == nil:
+			return nil
+		case !errors.Is(err, netlink.ErrDumpInterrupted):
+			return fmt.Errorf("netlink link dump: %w", err)
+		case attempt == liveDumpAttempts:
+			r.Warnings = append(r.Warnings, "netlink link dump: interrupted by link changes; a bond or slave may be missing from this reading")
+			return nil
+		}
+	}
+}
+
+// build turns the dumped messages into the Reading: the netlink view of
+// each bond, merged with procfs and sysfs.
+func (s *LiveSource) build(r *Reading, gen uint64) error {
+	bonds, slaves := s.decode(r)
+	r.Unprivileged = !s.capNetAdmin
+	if s.ethWarning != "" {
+		r.Warnings = append(r.Warnings, s.ethWarning)
+	}
+	if len(bonds) == 0 {
+		clear(s.cache)
+		s.setWatched(nil)
+		if !s.driverLoaded() {
+			return ErrNoBonding
+		}
+		return nil
+	}
+	now := s.now()
+	r.Bonds = make([]bonding.Bond, 0, len(bonds))
+	for i := range bonds {
+		r.Bonds = append(r.Bonds, s.readBond(r, &bonds[i], slaves, gen, now))
+	}
+	for name := range s.cache {
+		if r.Bond(name) == nil {
+			delete(s.cache, name)
+		}
+	}
+	idx := make([]int, 0, len(bonds)+len(slaves))
+	for _, b := range bonds {
+		idx = append(idx, b.link.Index)
+	}
+	for _, sl := range slaves {
+		idx = append(idx, sl.link.Attrs().Index)
+	}
+	s.setWatched(idx)
+	return nil
+}
+
+// decode decodes the kept messages: the bonds (sorted by name) and the
+// links enslaved to a bond (in ifindex order).
+func (s *LiveSource) decode(r *Reading) ([]dumpedBond, []dumpedSlave) {
+	var bonds []dumpedBond
+	var slaves []dumpedSlave
+	for _, msg := range s.msgs {
+		link, err := deserializeLink(msg)
+		if err != nil {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("netlink link dump: %v", err))
+			continue
+		}
+		if b, ok := link.(*netlink.Bond); ok {
+			attrs, ok := bonding.ParseBondAttrs(msg)
+			bonds = append(bonds, dumpedBond{link: b, attrs: attrs, attrsOK: ok})
+			continue
+		}
+		if link.Attrs().MasterIndex != 0 {
+			attrs, ok := bonding.ParseSlaveAttrs(msg)
+			slaves = append(slaves, dumpedSlave{link: link, attrs: attrs, attrsOK: ok})
+		}
+	}
+	slices.SortFunc(bonds, func(a, b dumpedBond) int { return strings.Compare(a.link.Name, b.link.Name) })
+	return bonds, slaves
+}
+
+// deserializeLink decodes one message with vishvananda/netlink, turning a
+// panic on a malformed attribute (it slices without checking lengths) into
+// an error: one odd interface must not take the monitor down.
+func deserializeLink(msg []byte) (link netlink.Link, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			link, err = nil, fmt.Errorf("cannot decode a link message: %v", p)
+		}
+	}()
+	return netlink.LinkDeserialize(nil, msg)
+}
+
+// readBond builds one bond: netlink from this dump, then procfs, then
+// sysfs, each only filling what the ones before lacked.
+func (s *LiveSource) readBond(r *Reading, db *dumpedBond, all []dumpedSlave, gen uint64, now time.Time) bonding.Bond {
+	link := db.link
+	name := link.Name
+	var mine []dumpedSlave
+	for _, sl := range all {
+		if sl.link.Attrs().MasterIndex == link.Index {
+			mine = append(mine, sl)
+		}
+	}
+	var attrs *bonding.BondAttrs
+	if db.attrsOK {
+		attrs = &db.attrs
+	}
+	b := bonding.FromNetlinkBond(link, attrs, func(idx int) string {
+		for _, sl := range mine {
+			if a := sl.link.Attrs(); a.Index == idx {
+				return a.Name
+			}
+		}
+		return ""
+	})
+	b.Slaves = make([]bonding.Slave, 0, len(mine))
+	// noAggregator names the 802.3ad slaves that netlink says have no
+	// aggregator (it would have sent the id): what a file cached earlier
+	// said about their aggregator and ports no longer holds.
+	var noAggregator []string
+	for _, sl := range mine {
+		var sa *bonding.SlaveAttrs
+		if sl.attrsOK {
+			sa = &sl.attrs
+			if b.Is8023AD() && sa.AuthoritativeAggregator() && !sa.Has(unix.IFLA_BOND_SLAVE_AD_AGGREGATOR_ID) {
+				noAggregator = append(noAggregator, sl.link.Attrs().Name)
+			}
+		}
+		b.Slaves = append(b.Slaves, bonding.FromNetlinkSlave(sl.link, sa))
+	}
+
+	c := s.cache[name]
+	if c == nil || c.index != link.Index {
+		c = &liveBond{index: link.Index}
+		s.cache[name] = c
+	}
+	stale := c.readAt.IsZero() || c.gen != gen || now.Sub(c.readAt) >= s.refresh
+	if !stale && !sameSlaveSet(b.Slaves, c.order(false)) && now.Sub(c.checkedAt) >= liveOrderRecheck {
+		stale = true
+	}
+	procFresh := false
+	if stale {
+		s.refreshConfig(c, name, mine, gen, now)
+		procFresh = true
+	} else if b.Is8023AD() || c.sysfs.Bond.Is8023AD() {
+		// Partner details and churn change without a notification.
+		s.readProc(c, name, now)
+		procFresh = true
+	}
+
+	for i := range b.Slaves {
+		sl := &b.Slaves[i]
+		for _, sp := range c.speeds {
+			if sp.name == sl.Name {
+				sl.SpeedMbps, sl.Duplex = sp.speed, sp.duplex
+			}
+		}
+	}
+	orderSlaves(b.Slaves, c.order(procFresh))
+
+	if c.proc != nil {
+		p := trustNetlink(&b, c.proc, attrs, noAggregator)
+		bonding.Merge(&b, &p)
+	}
+	sys := trustNetlink(&b, &c.sysfs.Bond, attrs, noAggregator)
+	bonding.Merge(&b, &sys)
+
+	r.Warnings = append(r.Warnings, c.sysfs.Warnings...)
+	if c.procWarn != "" {
+		r.Warnings = append(r.Warnings, c.procWarn)
+	}
+	r.Warnings = append(r.Warnings, c.ethWarn...)
+	if c.sysfs.Hidden > 0 {
+		// capable() is checked in the initial user namespace: a
+		// container's CAP_NET_ADMIN does not count.
+		r.Unprivileged = true
+	}
+	return b
+}
+
+// refreshConfig re-reads what the cache holds for one bond.
+func (s *LiveSource) refreshConfig(c *liveBond, name string, slaves []dumpedSlave, gen uint64, now time.Time) {
+	c.gen, c.readAt, c.checkedAt = gen, now, now
+	c.sysfs = bonding.ReadSysfs(s.fsys, name)
+	s.readProc(c, name, now)
+	c.speeds, c.ethWarn = c.speeds[:0], nil
+	if s.eth == nil {
+		return
+	}
+	// One LINKMODES_GET per slave, only on refresh: some drivers ask the
+	// NIC firmware for link settings, which can take milliseconds.
+	for _, sl := range slaves {
+		a := sl.link.Attrs()
+		lm, err := s.eth.LinkMode(ethtool.Interface{Index: a.Index})
+		if err != nil {
+			// os.ErrNotExist: the driver has no link settings (or the
+			// slave just left); sysfs speed and duplex stand in.
+			if !errors.Is(err, os.ErrNotExist) {
+				c.ethWarn = append(c.ethWarn, fmt.Sprintf("ethtool %s: %v", a.Name, err))
+			}
+			continue
+		}
+		speed, duplex := bonding.FromEthtoolLinkMode(lm)
+		c.speeds = append(c.speeds, ethSpeed{name: a.Name, speed: speed, duplex: duplex})
+	}
+}
+
+// readProc reads and parses /proc/net/bonding/<name> into the cache.
+func (s *LiveSource) readProc(c *liveBond, name string, now time.Time) {
+	file := path.Join(bonding.ProcNetBonding, name)
+	c.proc, c.procWarn, c.procAt = nil, "", now
+	data, err := fs.ReadFile(s.fsys, file)
+	switch {
+	case err == nil:
+		p, _, err := bonding.ParseProc(name, data)
+		if err != nil {
+			c.procWarn = fmt.Sprintf("/%s: %v", file, err)
+			return
+		}
+		c.proc = &p
+	case errors.Is(err, fs.ErrNotExist):
+		// The bond went away after the dump, or /proc is another
+		// namespace's: netlink and sysfs still tell most.
+	default:
+		c.procWarn = fmt.Sprintf("/%s: %v", file, err)
+	}
+}
+
+// order is the kernel's enslave order as last seen: procfs when it was
+// read in this Read, else sysfs bonding/slaves, else an older procfs.
+func (c *liveBond) order(procFresh bool) []bonding.Slave {
+	if procFresh && c.proc != nil && len(c.proc.Slaves) > 0 {
+		return c.proc.Slaves
+	}
+	if len(c.sysfs.Bond.Slaves) > 0 {
+		return c.sysfs.Bond.Slaves
+	}
+	if c.proc != nil {
+		return c.proc.Slaves
+	}
+	return nil
+}
+
+// sameSlaveSet reports whether the dump's slaves and a cached list name
+// the same interfaces.
+func sameSlaveSet(got []bonding.Slave, cached []bonding.Slave) bool {
+	if len(got) != len(cached) {
+		return false
+	}
+	for i := range got {
+		found := false
+		for j := range cached {
+			if cached[j].Name == got[i].Name {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// orderSlaves sorts the dump's slaves (ifindex order) into the kernel's
+// enslave order, which the transmit hash depends on. Slaves the order does
+// not know (enslaved since it was read) keep their relative order at the
+// end, where the kernel appends new slaves.
+func orderSlaves(slaves []bonding.Slave, order []bonding.Slave) {
+	rank := func(name string) int {
+		for i := range order {
+			if order[i].Name == name {
+				return i
+			}
+		}
+		return len(order)
+	}
+	slices.SortStableFunc(slaves, func(a, b bonding.Slave) int { return rank(a.Name) - rank(b.Name) })
+}
+
+// trustNetlink returns a copy of a cached or file-based bond reduced to
+// what may fill the netlink one: only the slaves netlink saw (a stale cache
+// must not resurrect a released slave), and none of the values whose
+// absence netlink states as a fact (no active slave, no active aggregator,
+// no aggregator on the slaves named by noAggregator). Shared pointees are
+// never modified.
+func trustNetlink(nb *bonding.Bond, src *bonding.Bond, attrs *bonding.BondAttrs, noAggregator []string) bonding.Bond {
+	out := *src
+	if attrs != nil && attrs.AuthoritativeActive() {
+		out.ActiveSlave, out.Primary = nil, nil
+	}
+	if out.LACP != nil {
+		l := *out.LACP
+		if nb.LACP != nil && nb.LACP.NoActiveAggregator {
+			l.AggregatorID, l.NumPorts, l.ActorKey, l.PartnerKey, l.PartnerMAC = nil, nil, nil, nil, nil
+		}
+		// sysfs ad_aggregator says 0 when there is no active aggregator;
+		// aggregator ids count from 1.
+		if l.AggregatorID != nil && *l.AggregatorID == 0 {
+			l.AggregatorID = nil
+		}
+		out.LACP = &l
+	}
+	out.Slaves = make([]bonding.Slave, 0, len(nb.Slaves))
+	for _, ss := range src.Slaves {
+		if nb.Slave(ss.Name) == nil {
+			continue
+		}
+		if slices.Contains(noAggregator, ss.Name) {
+			ss.AggregatorID, ss.Actor, ss.Partner = nil, nil, nil
+		}
+		out.Slaves = append(out.Slaves, ss)
+	}
+	return out
+}
+
+// driverLoaded reports whether the bonding driver is there at all.
+func (s *LiveSource) driverLoaded() bool {
+	for _, p := range []string{path.Join(bonding.SysClassNet, "bonding_masters"), bonding.ProcNetBonding} {
+		if _, err := fs.Stat(s.fsys, p); err == nil || !errors.Is(err, fs.ErrNotExist) {
+			return true
+		}
+	}
+	return false
+}
+
+// setWatched records the ifindexes (of bonds and slaves) whose
+// notifications matter. The set is replaced only when it changes, so a
+// steady Read allocates nothing for it.
+func (s *LiveSource) setWatched(idx []int) {
+	if slices.Equal(idx, s.watchedIdx) && s.watched.Load() != nil {
+		return
+	}
+	set := make(map[int]struct{}, len(idx))
+	for _, i := range idx {
+		set[i] = struct{}{}
+	}
+	s.watchedIdx = slices.Clone(idx)
+	s.watched.Store(&set)
+}
+
+// relevant reports whether a link notification may change what Read
+// returns: it concerns a bond, a bond's slave, or a link that was one at
+// the last Read (a release, a deletion). Other links (container veths
+// coming and going) must not force sysfs re-reads.
+func (s *LiveSource) relevant(u netlink.LinkUpdate) bool {
+	if u.Link == nil {
+		return true
+	}
+	if _, ok := u.Link.(*netlink.Bond); ok {
+		return true
+	}
+	a := u.Link.Attrs()
+	if _, ok := a.Slave.(*netlink.BondSlave); ok {
+		return true
+	}
+	if w := s.watched.Load(); w != nil {
+		if _, ok := (*w)[a.Index]; ok {
+			return true
+		}
+		if _, ok := (*w)[a.MasterIndex]; ok && a.MasterIndex != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// changed marks every cached bond stale and wakes the sampler.
+func (s *LiveSource) changed() {
+	s.gen.Add(1)
+	select {
+	case s.changes <- struct{}{}:
+	default:
+	}
+}
+
+// subscribe opens an RTNLGRP_LINK subscription. The returned done channel
+// ends it. When other is set (a resubscription from the watch goroutine,
+// whose thread may sit in another namespace than NewLiveSource's caller),
+// the socket is opened in the watched namespace.
+func (s *LiveSource) subscribe(other bool) (chan netlink.LinkUpdate, chan struct{}, error) {
+	ch := make(chan netlink.LinkUpdate, 64)
+	done := make(chan struct{})
+	opts := netlink.LinkSubscribeOptions{}
+	if other && s.ns.IsOpen() && !inNetns(s.ns) {
+		opts.Namespace = &s.ns
+	}
+	if err := netlink.LinkSubscribeWithOptions(ch, done, opts); err != nil {
+		close(done)
+		return nil, nil, err
+	}
+	return ch, done, nil
+}
+
+// inNetns reports whether the calling thread is in the namespace ns.
+func inNetns(ns netns.NsHandle) bool {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	cur, err := netns.Get()
+	if err != nil {
+		return true
+	}
+	defer cur.Close()
+	return cur.Equal(ns)
+}
+
+// watch turns link notifications into Changes until Close. The library's
+// reader goroutine ends by closing ch; watch always drains ch to that point
+// so the reader never blocks on a send and nothing outlives Close.
+func (s *LiveSource) watch(ch chan netlink.LinkUpdate, subDone chan struct{}) {
+	defer s.wg.Done()
+	for {
+		select {
+		case u, ok := <-ch:
+			if ok {
+				if s.relevant(u) {
+					s.changed()
+				}
+				continue
+			}
+			// The subscription died: ENOBUFS after a burst of
+			// notifications overflowed the socket, or a socket error.
+			// Changes may have been missed; resubscribe.
+			close(subDone)
+			s.changed()
+			if ch, subDone = s.resubscribe(); ch == nil {
+				return
+			}
+		case <-s.done:
+			close(subDone)
+			for range ch {
+			}
+			return
+		}
+	}
+}
+
+// resubscribe retries the subscription with a growing pause until it
+// works or the source is closed (then it returns nil channels).
+func (s *LiveSource) resubscribe() (chan netlink.LinkUpdate, chan struct{}) {
+	pause := 100 * time.Millisecond
+	for {
+		select {
+		case <-s.done:
+			return nil, nil
+		case <-time.After(pause):
+		}
+		if ch, done, err := s.subscribe(true); err == nil {
+			s.changed() // whatever happened while unsubscribed
+			return ch, done
+		}
+		pause = min(2*pause, 5*time.Second)
+	}
+}
+
+// hasCapNetAdmin reports whether the process has CAP_NET_ADMIN in its
+// effective set: without it the kernel hides LACP system and partner
+// details in procfs, sysfs and netlink.
+func hasCapNetAdmin() bool {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return false
+	}
+	const c = unix.CAP_NET_ADMIN
+	return data[c/32].Effective&(1<<(c%32)) != 0
+}
