@@ -70,16 +70,21 @@ func traffic(prev bonding.Counters, hasPrev bool, cur bonding.Counters, seconds 
 	t.TxBps = rate(bonding.TxBytes, 8)
 	t.RxPps = rate(bonding.RxPackets, 1)
 	t.TxPps = rate(bonding.TxPackets, 1)
+	known := false
 	count := func(c bonding.Counter) *uint64 {
 		if d, ok := delta(c); ok {
+			known = true
 			return &d
 		}
 		return nil
 	}
-	t.Interval = &ErrorCounts{
+	iv := &ErrorCounts{
 		RxErrors: count(bonding.RxErrors), TxErrors: count(bonding.TxErrors),
 		RxDropped: count(bonding.RxDropped), TxDropped: count(bonding.TxDropped),
 		RxOverErrors: count(bonding.RxOverErrors), RxFifoErrors: count(bonding.RxFifoErrors),
+	}
+	if known {
+		t.Interval = iv
 	}
 	return t
 }

@@ -134,7 +134,7 @@ func (s *RootSource) readBond(r *Reading, name string) (bonding.Bond, bool) {
 	case perr == nil:
 		parsed, _, err := bonding.ParseProc(name, proc)
 		if err != nil {
-			r.Warnings = append(r.Warnings, fmt.Sprintf("/%s: %v", procFile, err))
+			r.Warnings = append(r.Warnings, err.Error()) // names the file
 			b = bonding.Bond{Name: name}
 		} else {
 			b, procOK = parsed, true

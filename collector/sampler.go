@@ -148,7 +148,8 @@ func (s *Sampler) sampleReading(r Reading) (*Snapshot, error) {
 			}
 		}
 	}
-	snap := &Snapshot{Time: now, Warnings: r.Warnings}
+	// Events is never nil: JSON consumers get [] rather than null.
+	snap := &Snapshot{Time: now, Warnings: r.Warnings, Events: []Event{}}
 	if r.Unprivileged {
 		snap.Notes = append(snap.Notes, "not root: LACP system, aggregator and partner details need CAP_NET_ADMIN (run bondtop with sudo to see them)")
 	}

@@ -1,0 +1,224 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// buildBinary compiles bondtop once per test run.
+var buildBinary = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "bondtop-e2e")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "bondtop")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		return "", &exec.ExitError{Stderr: out}
+	}
+	return bin, nil
+})
+
+func binary(t *testing.T) string {
+	t.Helper()
+	bin, err := buildBinary()
+	if err != nil {
+		t.Fatalf("go build: %v", err)
+	}
+	return bin
+}
+
+// hostTree writes an 802.3ad bond0 over eth0..eth3, as procfs and sysfs
+// show it to root on a 6.x kernel, with every counter at zero.
+func hostTree(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	write := func(rel, content string) {
+		p := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	proc, err := os.ReadFile("../../bonding/testdata/proc/8023ad-6.8-healthy-root.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	write("proc/net/bonding/bond0", string(proc))
+	write("sys/class/net/bonding_masters", "bond0\n")
+	write("sys/class/net/bond0/bonding/mode", "802.3ad 4\n")
+	write("sys/class/net/bond0/bonding/slaves", "e1 e2\n")
+	for _, ifname := range []string{"bond0", "e1", "e2"} {
+		writeCounters(t, dir, ifname, 0, 0)
+	}
+	return dir
+}
+
+func writeCounters(t *testing.T, dir, ifname string, rx, tx uint64) {
+	for name, v := range map[string]uint64{"rx_bytes": rx, "tx_bytes": tx, "rx_packets": rx / 1500, "tx_packets": tx / 1500} {
+		p := filepath.Join(dir, "sys/class/net", ifname, "statistics", name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Error(err)
+			return
+		}
+		// Write a new file and rename it over the old one, as the kernel's
+		// files never show a half-written value.
+		tmp := p + ".tmp"
+		if err := os.WriteFile(tmp, []byte(strconv.FormatUint(v, 10)+"\n"), 0o644); err != nil {
+			t.Error(err)
+			return
+		}
+		if err := os.Rename(tmp, p); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// TestOnceJSONRatesFromAdvancingCounters runs the real binary on a tree
+// whose counters a goroutine advances at known rates, and checks the rates
+// bondtop prints within 2%.
+func TestOnceJSONRatesFromAdvancingCounters(t *testing.T) {
+	bin := binary(t)
+	dir := hostTree(t)
+	rates := map[string][2]float64{ // bytes/s rx, tx
+		"e1":    {2_000_000, 30_000_000},
+		"e2":    {1_000_000, 10_000_000},
+		"bond0": {3_000_000, 40_000_000},
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		start := time.Now()
+		for ctx.Err() == nil {
+			el := time.Since(start).Seconds()
+			for ifname, r := range rates {
+				writeCounters(t, dir, ifname, uint64(r[0]*el), uint64(r[1]*el))
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	}()
+	out, err := exec.Command(bin, "--root", dir, "--once", "--json", "--interval", "1s").Output()
+	cancel()
+	wg.Wait()
+	if err != nil {
+		t.Fatalf("bondtop: %v", err)
+	}
+	var doc struct {
+		Bonds []struct {
+			Name   string   `json:"name"`
+			RxBps  *float64 `json:"rx_bps"`
+			TxBps  *float64 `json:"tx_bps"`
+			Slaves []struct {
+				Name  string   `json:"name"`
+				RxBps *float64 `json:"rx_bps"`
+				TxBps *float64 `json:"tx_bps"`
+			} `json:"slaves"`
+		} `json:"bonds"`
+	}
+	if err := json.Unmarshal(out, &doc); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	check := func(ifname, dir string, got *float64, wantBytes float64) {
+		t.Helper()
+		if got == nil {
+			t.Errorf("%s %s rate is null", ifname, dir)
+			return
+		}
+		want := wantBytes * 8
+		if e := math.Abs(*got-want) / want; e > 0.02 {
+			t.Errorf("%s %s = %.0f bit/s, want %.0f (error %.2f%%)", ifname, dir, *got, want, e*100)
+		} else {
+			t.Logf("%s %s = %.0f bit/s, want %.0f (error %.3f%%)", ifname, dir, *got, want, e*100)
+		}
+	}
+	if len(doc.Bonds) != 1 || len(doc.Bonds[0].Slaves) != 2 {
+		t.Fatalf("unexpected document: %s", out)
+	}
+	b := doc.Bonds[0]
+	check("bond0", "rx", b.RxBps, rates["bond0"][0])
+	check("bond0", "tx", b.TxBps, rates["bond0"][1])
+	for _, s := range b.Slaves {
+		check(s.Name, "rx", s.RxBps, rates[s.Name][0])
+		check(s.Name, "tx", s.TxBps, rates[s.Name][1])
+	}
+}
+
+func runBinary(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(binary(t), args...)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	code = 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return o.String(), e.String(), code
+}
+
+func TestUnknownBondExit2(t *testing.T) {
+	dir := hostTree(t)
+	_, stderr, code := runBinary(t, "--root", dir, "--once", "bond9")
+	if code != 2 || !strings.Contains(stderr, "bond9 not found; bonds here: bond0") {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+}
+
+func TestNoDriverSaysSo(t *testing.T) {
+	dir := t.TempDir()
+	_, stderr, code := runBinary(t, "--root", dir, "list")
+	if code != 1 || !strings.Contains(stderr, "no bonding driver") {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+}
+
+func TestListAndTextTable(t *testing.T) {
+	dir := hostTree(t)
+	out, stderr, code := runBinary(t, "--root", dir, "list")
+	if code != 0 || !strings.Contains(out, "bond0") || !strings.Contains(out, "802.3ad") || !strings.Contains(out, "e1,e2") {
+		t.Fatalf("list: exit %d out %q err %q", code, out, stderr)
+	}
+	out, stderr, code = runBinary(t, "--root", dir, "--once", "--interval", "100ms", "bond0")
+	if code != 0 {
+		t.Fatalf("--once: exit %d err %q", code, stderr)
+	}
+	for _, want := range []string{"bond0  802.3ad  layer2+3", "aggregator 1 (2 ports)", "partner 02:fc:ce:91:32:14", "e1", "e2", "63"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("--once output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestCountJSONLines(t *testing.T) {
+	dir := hostTree(t)
+	out, stderr, code := runBinary(t, "--root", dir, "--count", "3", "--json", "--interval", "100ms")
+	if code != 0 {
+		t.Fatalf("exit %d err %q", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("%d lines, want 3:\n%s", len(lines), out)
+	}
+	for _, l := range lines {
+		var v map[string]any
+		if err := json.Unmarshal([]byte(l), &v); err != nil {
+			t.Fatalf("line is not JSON: %v: %s", err, l)
+		}
+	}
+}

@@ -1,0 +1,214 @@
+// Command bondtop is top for Linux bonding: what each slave of a bond
+// carries, how the bond and its LACP partner see each other, and why
+// traffic is or is not spread over the slaves.
+//
+// This file is wiring only: flags, subcommands, exit codes. The work is in
+// the collector, bonding and ui packages.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/bondtop/bondtop/collector"
+)
+
+// version is set by the build (-ldflags "-X main.version=v1.2.3"); without
+// it, the module version or VCS revision from the build info is used.
+var version = ""
+
+// Exit codes: 1 for trouble at run time, 2 for a usage error or a bond
+// that does not exist (the user asked for something that is not there).
+const (
+	exitOK      = 0
+	exitRuntime = 1
+	exitUsage   = 2
+)
+
+const usageText = `bondtop - top for Linux bonding
+
+Usage:
+  bondtop [flags] [BOND...]          watch bonds (every bond when none named)
+  bondtop list [flags]               the bonds of this host, their mode and slaves
+
+Modes:
+  --once                 two samples one interval apart, then exit
+  --count N              N samples, one per interval, then exit
+  --json                 with --once: one JSON document; with --count: JSON lines
+
+Flags:
+  --root DIR             read DIR/proc and DIR/sys (a copy of another host's
+                         /proc/net/bonding and /sys/class/net) instead of this host
+  --interval DURATION    time between samples, Go syntax: 200ms, 1s, 2s
+                         (default 1s, at least 100ms)
+  --version              print the version and exit
+  -h, --help             this help
+
+Examples:
+  bondtop bond0                          watch bond0
+  bondtop --once bond0                   a one-shot table of bond0's slaves
+  bondtop --once --json | jq .           every bond, rates over one second
+  bondtop --count 60 --json bond0 >log   a minute of JSON lines
+  bondtop list                           which bonds are here
+  bondtop --root ./bundle --once         a support bundle copied from a server
+
+JSON fields are documented in the README; keys are snake_case and stable.
+`
+
+// options are the parsed command line.
+type options struct {
+	root     string
+	interval time.Duration
+	once     bool
+	count    int
+	json     bool
+	version  bool
+	bonds    []string
+	command  string // "" (watch) or "list"
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run is main without the process: it returns the exit code, so tests can
+// call it.
+func run(args []string, stdout, stderr io.Writer) int {
+	opts, err := parseArgs(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(stdout, usageText)
+		return exitOK
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "bondtop: %v\nRun 'bondtop -h' for usage.\n", err)
+		return exitUsage
+	}
+	if opts.version {
+		fmt.Fprintf(stdout, "bondtop %s\n", buildVersion())
+		return exitOK
+	}
+
+	src, err := openSource(opts)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	defer src.Close()
+
+	switch {
+	case opts.command == "list":
+		return fail(stderr, listBonds(src, opts.json, stdout))
+	case opts.once:
+		return fail(stderr, sampleAndPrint(src, opts, 1, stdout))
+	case opts.count > 0:
+		return fail(stderr, sampleAndPrint(src, opts, opts.count, stdout))
+	default:
+		return fail(stderr, watch(src, opts, stdout))
+	}
+}
+
+// fail prints err in the user's terms and maps it to an exit code.
+func fail(stderr io.Writer, err error) int {
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "bondtop: %v\n", err)
+	var nf *collector.NotFoundError
+	if errors.As(err, &nf) {
+		return exitUsage
+	}
+	return exitRuntime
+}
+
+func parseArgs(args []string, stderr io.Writer) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("bondtop", flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // errors are printed once, by run
+	fs.StringVar(&o.root, "root", "", "")
+	fs.DurationVar(&o.interval, "interval", collector.DefaultInterval, "")
+	fs.BoolVar(&o.once, "once", false, "")
+	fs.IntVar(&o.count, "count", 0, "")
+	fs.BoolVar(&o.json, "json", false, "")
+	fs.BoolVar(&o.version, "version", false, "")
+
+	// Flags may follow positional arguments ("bondtop bond0 --once"), as
+	// admins type them; the standard parser stops at the first one.
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return o, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			break
+		}
+		positional = append(positional, args[0])
+		args = args[1:]
+	}
+	if len(positional) > 0 && positional[0] == "list" {
+		o.command = "list"
+		positional = positional[1:]
+	}
+	o.bonds = positional
+
+	switch {
+	case o.interval < collector.MinInterval:
+		return o, fmt.Errorf("--interval %v is too short: use %v or more", o.interval, collector.MinInterval)
+	case o.count < 0:
+		return o, fmt.Errorf("--count %d: give a positive number of samples", o.count)
+	case o.once && o.count > 0:
+		return o, errors.New("--once and --count exclude each other: --once is --count 1")
+	case o.json && !o.once && o.count == 0 && o.command == "":
+		return o, errors.New("--json needs --once or --count N (the dashboard is interactive)")
+	}
+	for _, b := range o.bonds {
+		if strings.ContainsAny(b, "/\x00") || b == "." || b == ".." || strings.HasPrefix(b, "-") {
+			return o, fmt.Errorf("%q is not an interface name", b)
+		}
+	}
+	return o, nil
+}
+
+func openSource(o options) (collector.Source, error) {
+	if o.root != "" {
+		return collector.NewRootSource(o.root)
+	}
+	return collector.NewLiveSource()
+}
+
+func buildVersion() string {
+	if version != "" {
+		return version
+	}
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "(unknown)"
+	}
+	if v := info.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	rev, dirty := "", false
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return "(devel)"
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if dirty {
+		rev += "-dirty"
+	}
+	return "devel-" + rev
+}

@@ -1,0 +1,269 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/bondtop/bondtop/bonding"
+	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/internal/units"
+)
+
+// sampleAndPrint primes the sampler with one reading, then prints n
+// snapshots one interval apart, each with rates over its interval.
+func sampleAndPrint(src collector.Source, o options, n int, w io.Writer) error {
+	s := collector.NewSampler(src, collector.Options{Interval: o.interval, Bonds: o.bonds})
+	if _, err := s.Sample(); err != nil {
+		return err
+	}
+	ticker := time.NewTicker(s.Interval())
+	defer ticker.Stop()
+	enc := json.NewEncoder(w)
+	if o.once {
+		enc.SetIndent("", "  ")
+	}
+	for i := 0; i < n; i++ {
+		<-ticker.C
+		snap, err := s.Sample()
+		if err != nil {
+			return err
+		}
+		if o.json {
+			if err := enc.Encode(snap); err != nil {
+				return err
+			}
+			continue
+		}
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		if err := printSnapshot(w, snap); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// watch prints a table every interval until interrupted.
+func watch(src collector.Source, o options, w io.Writer) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	s := collector.NewSampler(src, collector.Options{Interval: o.interval, Bonds: o.bonds})
+	first := true
+	return s.Run(ctx, func(snap *collector.Snapshot) {
+		if first {
+			first = false // no rates yet: wait for the second reading
+			return
+		}
+		fmt.Fprintf(w, "--- %s\n", snap.Time.Format("15:04:05.000"))
+		_ = printSnapshot(w, snap)
+	})
+}
+
+// listBonds prints the bonds of the host: name, mode, slaves, state.
+func listBonds(src collector.Source, asJSON bool, w io.Writer) error {
+	r, err := src.Read()
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		type entry struct {
+			Name      string   `json:"name"`
+			Mode      *string  `json:"mode"`
+			MIIStatus *string  `json:"mii_status"`
+			Slaves    []string `json:"slaves"`
+			SlavesUp  int      `json:"slaves_up"`
+		}
+		out := []entry{}
+		for _, b := range r.Bonds {
+			e := entry{Name: b.Name, Mode: b.Mode, MIIStatus: b.MIIStatus, Slaves: []string{}}
+			for _, sl := range b.Slaves {
+				e.Slaves = append(e.Slaves, sl.Name)
+				if deref(sl.MIIStatus) == "up" {
+					e.SlavesUp++
+				}
+			}
+			out = append(out, e)
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	}
+	if len(r.Bonds) == 0 {
+		fmt.Fprintln(w, "the bonding driver is loaded, but there are no bonds")
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "BOND\tMODE\tMII\tSLAVES\tUP")
+	for _, b := range r.Bonds {
+		names := make([]string, 0, len(b.Slaves))
+		up := 0
+		for _, sl := range b.Slaves {
+			names = append(names, sl.Name)
+			if deref(sl.MIIStatus) == "up" {
+				up++
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d/%d\n", b.Name, dash(b.Mode), dash(b.MIIStatus), strings.Join(names, ","), up, len(b.Slaves))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, wmsg := range r.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", wmsg)
+	}
+	return nil
+}
+
+// printSnapshot writes the compact per-bond table of --once.
+func printSnapshot(w io.Writer, snap *collector.Snapshot) error {
+	for i := range snap.Bonds {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		printBond(w, &snap.Bonds[i])
+	}
+	for _, name := range snap.Missing {
+		fmt.Fprintf(w, "%s: gone\n", name)
+	}
+	for _, e := range snap.Events {
+		fmt.Fprintf(w, "event %s %s\n", e.Time.Format("15:04:05.000"), e.Message)
+	}
+	for _, n := range snap.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+	for _, wmsg := range snap.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", wmsg)
+	}
+	return nil
+}
+
+func printBond(w io.Writer, b *collector.BondSample) {
+	head := []string{b.Name, dash(b.Mode)}
+	if b.XmitHashPolicy != nil {
+		head = append(head, *b.XmitHashPolicy)
+	}
+	head = append(head, "mii "+dash(b.MIIStatus))
+	if b.ActiveSlave != nil {
+		head = append(head, "active "+*b.ActiveSlave)
+	}
+	if b.Primary != nil {
+		head = append(head, "primary "+*b.Primary)
+	}
+	if l := b.LACP; l != nil {
+		head = append(head, "lacp "+dash(l.Rate))
+		if l.NoActiveAggregator {
+			head = append(head, "NO ACTIVE AGGREGATOR")
+		} else if l.AggregatorID != nil {
+			agg := "aggregator " + strconv.Itoa(*l.AggregatorID)
+			if l.NumPorts != nil {
+				agg += fmt.Sprintf(" (%d ports)", *l.NumPorts)
+			}
+			head = append(head, agg)
+		}
+		if l.PartnerMAC != nil {
+			head = append(head, "partner "+*l.PartnerMAC)
+		}
+	}
+	fmt.Fprintln(w, strings.Join(head, "  "))
+	fmt.Fprintf(w, "  rx %s  tx %s\n", bits(b.RxBps), bits(b.TxBps))
+
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  SLAVE\tMII\tSTATE\tSPEED\tAGG\tACTOR\tPARTNER\tRX\tTX\tRX%\tTX%\tERR\tDROP\tFAILS")
+	for i := range b.Slaves {
+		s := &b.Slaves[i]
+		speed := "-"
+		if s.SpeedMbps != nil {
+			speed = units.Speed(*s.SpeedMbps)
+			if s.Duplex != nil && *s.Duplex != "full" {
+				speed += "/" + *s.Duplex
+			}
+		}
+		agg := intDash(s.AggregatorID)
+		if b.LACP != nil && b.LACP.AggregatorID != nil && s.AggregatorID != nil && *s.AggregatorID != *b.LACP.AggregatorID {
+			agg += "*" // not in the bond's active aggregator: carries nothing
+		}
+		var actor, partner *bonding.PortState
+		if s.Actor != nil {
+			actor = s.Actor.PortState
+		}
+		if s.Partner != nil {
+			partner = s.Partner.PortState
+		}
+		errs, drops := "-", "-"
+		if iv := s.Interval; iv != nil {
+			errs = sumDash(iv.RxErrors, iv.TxErrors)
+			drops = sumDash(iv.RxDropped, iv.TxDropped, iv.RxOverErrors, iv.RxFifoErrors)
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+			s.Name, dash(s.MIIStatus), dash(s.State), speed, agg, stateDash(actor), stateDash(partner),
+			bits(s.RxBps), bits(s.TxBps), pct(s.ShareRx), pct(s.ShareTx), errs, drops, intDash(s.LinkFailureCount))
+	}
+	_ = tw.Flush()
+}
+
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+func dash(p *string) string {
+	if p == nil {
+		return "-"
+	}
+	return *p
+}
+
+func intDash(p *int) string {
+	if p == nil {
+		return "-"
+	}
+	return strconv.Itoa(*p)
+}
+
+func stateDash(p *bonding.PortState) string {
+	if p == nil {
+		return "-"
+	}
+	return strconv.Itoa(int(*p))
+}
+
+func bits(p *float64) string {
+	if p == nil {
+		return "-"
+	}
+	return units.Bits(*p)
+}
+
+func pct(p *float64) string {
+	if p == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f%%", *p*100)
+}
+
+// sumDash adds the counts that are known; "-" when none is.
+func sumDash(ps ...*uint64) string {
+	var sum uint64
+	known := false
+	for _, p := range ps {
+		if p != nil {
+			sum += *p
+			known = true
+		}
+	}
+	if !known {
+		return "-"
+	}
+	return strconv.FormatUint(sum, 10)
+}
