@@ -1,0 +1,25 @@
+// Package lab is bondtop's real-kernel test harness. The build machines'
+// own kernel has no bonding driver, so the lab boots Debian's kernel under
+// qemu with an initramfs it writes itself: one static Go binary, the guest
+// test binary of package lab/guest, which runs as /init, loads tls, veth and
+// bonding, runs the scenario tests and powers the VM off.
+//
+// The host side (this package) builds that binary, packs it with the kernel
+// modules into a newc cpio archive, boots the VM, reads the guest's test
+// output from the VM's second serial port and replays every guest test as a
+// subtest of TestLab, so `go test -v ./lab/` prints ordinary
+// `--- PASS: TestLab/...` lines. The kernel's own console goes to a log file
+// that a failure prints.
+//
+// What it needs (`make lab-deps` installs both): qemu-system-x86_64 and an
+// unpacked Debian kernel package in .cache/lab/kernel. Without them TestLab
+// skips with the reason, or fails under CI=true.
+//
+// The pieces, in the order they run:
+//
+//	build.go      find the kernel and modules, build the guest binary
+//	cpio.go       write the initramfs (newc cpio, gzip)
+//	vm.go         boot qemu, enforce timeouts, split the serial streams
+//	report.go     turn the guest's test output back into per-test results
+//	lab_test.go   TestLab: deps check, skip/fail policy, subtests
+package lab
