@@ -33,7 +33,8 @@ func ParseProc(name string, data []byte) (Bond, []string, error) {
 	// A copy saved by a Windows editor may start with a byte order mark.
 	data = bytes.TrimPrefix(data, []byte("\ufeff"))
 
-	p := newProcParser(name, data)
+	var p procParser // on the stack: only the result is allocated
+	p.init(name, data)
 	for len(data) > 0 {
 		var line []byte
 		if i := bytes.IndexByte(data, '\n'); i >= 0 {
@@ -41,15 +42,22 @@ func ParseProc(name string, data []byte) (Bond, []string, error) {
 		} else {
 			line, data = data, nil
 		}
-		// TrimSpace takes the "\r" of CRLF, the kernel's tab before the
-		// aggregator lines, the four spaces before the details lines and
-		// whatever blanks a copy added.
-		line = bytes.TrimSpace(line)
-		if len(line) == 0 {
-			continue
-		}
-		if p.line(line) != procOK {
-			p.unknown = append(p.unknown, string(line))
+		// A carriage return ends a line too: CRLF then leaves an empty
+		// line, and a file with old Mac line ends still parses.
+		for len(line) > 0 {
+			part := line
+			if i := bytes.IndexByte(line, '\r'); i >= 0 {
+				part, line = line[:i], line[i+1:]
+			} else {
+				line = nil
+			}
+			// TrimSpace takes the kernel's tab before the aggregator
+			// lines, the four spaces before the details lines and
+			// whatever blanks a copy added.
+			part = bytes.TrimSpace(part)
+			if len(part) > 0 && p.line(part) != procOK {
+				p.unknown = append(p.unknown, string(part))
+			}
 		}
 	}
 	if !p.isBonding {
@@ -122,12 +130,14 @@ type procParser struct {
 	nrecent int
 }
 
-func newProcParser(name string, data []byte) *procParser {
+// init sizes the result for data.
+func (p *procParser) init(name string, data []byte) {
 	// Sizes from the grammar: the bond has at most 11 integer and 12 text
 	// fields, a slave 14 and 7. Guessing high costs a little memory kept
 	// with the result; guessing low costs one more chunk.
 	n := bytes.Count(data, []byte("Slave Interface"))
-	p := &procParser{b: Bond{Name: name}, cur: -1}
+	p.b = Bond{Name: name}
+	p.cur = -1
 	p.b.Slaves = make([]Slave, 0, n)
 	p.ints.free = make([]int, 11+14*n)
 	p.strs.free = make([]string, 12+7*n)
@@ -136,7 +146,6 @@ func newProcParser(name string, data []byte) *procParser {
 		p.actors.free = make([]ActorPort, n)
 		p.partners.free = make([]PartnerPort, n)
 	}
-	return p
 }
 
 // line files one trimmed, non-empty line.
@@ -219,10 +228,11 @@ func (p *procParser) master(key, val []byte) procResult {
 	switch string(key) {
 	case "Ethernet Channel Bonding Driver":
 		// "v6.8.0-142-generic", "v3.7.1 (April 27, 2011)".
-		if len(val) < 2 || val[0] != 'v' {
+		v, ok := bytes.CutPrefix(val, []byte("v"))
+		if v = bytes.TrimSpace(v); !ok || len(v) == 0 {
 			return procBad
 		}
-		b.DriverVersion = p.strs.put(p.str(val[1:]))
+		b.DriverVersion = p.strs.put(p.str(v))
 		return procOK
 	case "Bonding Mode":
 		p.isBonding = true
@@ -247,7 +257,7 @@ func (p *procParser) master(key, val []byte) procResult {
 		b.Primary = p.strs.put(p.str(name))
 		if reselect != nil {
 			word, found := bytes.CutPrefix(reselect, []byte("primary_reselect "))
-			if !found || len(word) == 0 {
+			if word = bytes.TrimSpace(word); !found || len(word) == 0 {
 				return procBad
 			}
 			b.PrimaryReselect = p.strs.put(p.str(word))
@@ -290,7 +300,7 @@ func (p *procParser) mode(val []byte) procResult {
 		name = val[:i]
 		word, closed := bytes.CutSuffix(val[i+len(" (fail_over_mac"):], []byte(")"))
 		word, spaced := bytes.CutPrefix(word, []byte(" "))
-		if closed && spaced && len(word) > 0 {
+		if word = bytes.TrimSpace(word); closed && spaced && len(word) > 0 {
 			p.b.FailOverMAC = p.strs.put(p.str(word))
 		} else {
 			res = procBad

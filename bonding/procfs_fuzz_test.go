@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -59,7 +60,7 @@ func FuzzParseProc(f *testing.F) {
 		if n := bytes.Count(data, []byte("Slave Interface")); len(b.Slaves) > n {
 			t.Fatalf("%d slaves from %d header lines", len(b.Slaves), n)
 		}
-		if n := bytes.Count(data, []byte("\n")) + 1; len(unknown) > n {
+		if n := bytes.Count(data, []byte("\n")) + bytes.Count(data, []byte("\r")) + 1; len(unknown) > n {
 			t.Fatalf("%d unknown lines from %d lines", len(unknown), n)
 		}
 		for _, l := range unknown {
@@ -74,11 +75,9 @@ func FuzzParseProc(f *testing.F) {
 			if err2 != nil {
 				t.Fatalf("with CRLF: %v", err2)
 			}
-			if diff := cmp.Diff(b, b2, procCmp); diff != "" {
-				t.Fatalf("CRLF changed the bond (-LF +CRLF):\n%s", diff)
-			}
-			if diff := cmp.Diff(unknown, unknown2); diff != "" {
-				t.Fatalf("CRLF changed the unknown lines (-LF +CRLF):\n%s", diff)
+			// DeepEqual first: cmp would halve the fuzzing rate.
+			if !reflect.DeepEqual(b, b2) || !reflect.DeepEqual(unknown, unknown2) {
+				t.Fatalf("CRLF changed the result (-LF +CRLF):\n%s%s", cmp.Diff(b, b2, procCmp), cmp.Diff(unknown, unknown2))
 			}
 		}
 	})

@@ -668,6 +668,17 @@ func TestParseProcOddLines(t *testing.T) {
 		}
 	})
 
+	t.Run("byte order mark and old Mac line ends", func(t *testing.T) {
+		in := "\ufeff" + strings.ReplaceAll(string(readProcFixture(t, "8023ad-6.8-healthy-root.txt")), "\n", "\r")
+		got, unknown, err := ParseProc("bond0", []byte(in))
+		if err != nil || unknown != nil {
+			t.Fatal(err, unknown)
+		}
+		if diff := cmp.Diff(procHealthy(), got, procCmp); diff != "" {
+			t.Errorf("bond (-want +got):\n%s", diff)
+		}
+	})
+
 	t.Run("slave lines before any slave, bond lines after", func(t *testing.T) {
 		in := "Bonding Mode: load balancing (round-robin)\nSpeed: 1000 Mbps\n\nSlave Interface: eth0\nUp Delay (ms): 5\nport state: 63\n"
 		got, unknown, err := ParseProc("bond0", []byte(in))
