@@ -107,6 +107,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, sampleAndPrint(src, opts, 1, stdout))
 	case opts.count > 0:
 		return fail(stderr, sampleAndPrint(src, opts, opts.count, stdout))
+	case isTerminal(stdout):
+		return fail(stderr, dashboard(src, opts))
 	default:
 		return fail(stderr, watch(src, opts, stdout))
 	}

@@ -1,0 +1,42 @@
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"golang.org/x/term"
+
+	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/ui"
+)
+
+// isTerminal reports whether w is a terminal: the dashboard's condition.
+// Piped or redirected, bondtop prints its plain text loop instead.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// dashboard runs the interactive screen until the user quits (q, Ctrl-C)
+// or a signal arrives. The first sample is taken before the screen opens,
+// so an unknown bond is reported like everywhere else in the CLI, on
+// stderr with exit code 2, and never flashes a screen.
+func dashboard(src collector.Source, o options) error {
+	s := collector.NewSampler(src, collector.Options{Interval: o.interval, Bonds: o.bonds})
+	first, err := s.Sample()
+	if err != nil {
+		return err
+	}
+	bond := ""
+	if len(o.bonds) > 0 {
+		bond = o.bonds[0]
+	}
+	// In the dashboard Ctrl-C is a key; these signals come from outside
+	// (kill, a closed SSH session) and must still restore the terminal.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	return ui.Run(ctx, ui.Options{Feed: s, First: first, Bond: bond})
+}

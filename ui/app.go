@@ -1,0 +1,416 @@
+package ui
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/bondtop/bondtop/collector"
+	"github.com/gdamore/tcell/v2"
+	"github.com/rivo/tview"
+)
+
+// Feed is what the dashboard needs from a sampler; *collector.Sampler is
+// one.
+type Feed interface {
+	// Run samples until ctx ends, handing each Snapshot to emit.
+	Run(ctx context.Context, emit func(*collector.Snapshot)) error
+	History() *collector.History
+	Interval() time.Duration
+	// SetInterval changes the pace from any goroutine without blocking.
+	SetInterval(time.Duration) time.Duration
+}
+
+// Options configure the dashboard.
+type Options struct {
+	Feed Feed
+	// First is the snapshot taken before the screen opened (it proved the
+	// asked-for bonds exist); the feed's Run continues one interval later.
+	First *collector.Snapshot
+	// Bond is the bond to show first; "" takes the only bond or asks.
+	Bond string
+	// Screen is where to draw; nil opens the terminal.
+	Screen tcell.Screen
+	// NoColor draws with attributes only; NO_COLOR in the environment
+	// sets it too.
+	NoColor bool
+}
+
+// intervalSteps are the paces + and - move between.
+var intervalSteps = []time.Duration{
+	100 * time.Millisecond, 200 * time.Millisecond, 500 * time.Millisecond,
+	time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second,
+}
+
+// The overlays, by name.
+const (
+	overlayHelp     = "help"
+	overlayDetails  = "details"
+	overlayLoad     = "load"
+	overlayDiagnose = "diagnose"
+	overlayFlows    = "flows"
+	overlayChooser  = "chooser"
+)
+
+// dashboard wires the Model to the widgets and the keys. Everything but
+// deliver runs on the tview event loop.
+type dashboard struct {
+	app   *tview.Application
+	feed  Feed
+	model *Model
+	th    *theme
+
+	root                         *screenLayout
+	header, footer, side, events *linesView
+	table                        *slaveTable
+	rx, tx                       *trafficChart
+	overlay                      *linesView
+	overlayName                  string
+	overlayFrom                  tview.Primitive // focus to return to
+	visible                      panes           // where the last draw put the panels
+	chooserCursor                int
+	chooserShown                 bool
+
+	// Snapshots wait here between the sampler's goroutine and the event
+	// loop. tview's QueueUpdateDraw waits until the loop has run the
+	// update, and forever once the loop has stopped, so the sampler never
+	// calls it: it appends here, and one short-lived goroutine at a time
+	// queues a drain. No snapshot (and none of its events) is dropped when
+	// the loop falls behind; they are applied in one go.
+	mu         sync.Mutex
+	pending    []*collector.Snapshot
+	pendingErr error
+	queued     bool
+}
+
+func newDashboard(o Options) *dashboard {
+	th := newTheme(o.NoColor || noColorRequested())
+	d := &dashboard{
+		app:   tview.NewApplication(),
+		feed:  o.Feed,
+		model: NewModel(o.Feed.Interval()),
+		th:    th,
+	}
+	d.model.Bond = o.Bond
+	d.header = newLinesView(th, "", d.renderHeader)
+	d.footer = newLinesView(th, "", d.renderFooter)
+	d.side = newLinesView(th, "LACP", d.renderSide)
+	d.side.scrollable = true
+	d.side.title = d.sideTitle
+	d.events = newLinesView(th, "events", d.renderEvents)
+	d.events.scrollable = true
+	d.table = newSlaveTable(th, d.model)
+	d.table.onEnter = func() { d.openOverlay(overlayDetails) }
+	d.rx = newTrafficChart(th, "RX bit/s")
+	d.tx = newTrafficChart(th, "TX bit/s")
+	d.overlay = newLinesView(th, "help", d.renderOverlay)
+	d.overlay.scrollable = true
+	d.root = &screenLayout{Box: tview.NewBox(), d: d}
+	d.app.SetRoot(d.root, true).SetFocus(d.table)
+	d.app.SetInputCapture(d.handleKey)
+	if o.Screen != nil {
+		d.app.SetScreen(o.Screen)
+	}
+	if o.First != nil {
+		d.apply([]*collector.Snapshot{o.First})
+	}
+	return d
+}
+
+// Run shows the dashboard until the user quits or ctx ends.
+func Run(ctx context.Context, o Options) error {
+	d := newDashboard(o)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		// The first snapshot was taken before the screen opened; wait one
+		// interval so the next one measures rates over a whole interval.
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(d.feed.Interval()):
+		}
+		if err := d.feed.Run(ctx, d.deliver); err != nil {
+			d.mu.Lock()
+			d.pendingErr = err
+			d.mu.Unlock()
+			d.deliver(nil)
+		}
+	})
+	wg.Go(func() {
+		<-ctx.Done() // a signal, or the caller: leave the screen cleanly
+		d.app.Stop()
+	})
+	err := d.app.Run()
+	cancel()
+	wg.Wait()
+	return err
+}
+
+// deliver hands a snapshot (nil: only news of pendingErr) to the event
+// loop. It runs on the sampler's goroutine and never blocks.
+func (d *dashboard) deliver(s *collector.Snapshot) {
+	d.mu.Lock()
+	if s != nil {
+		d.pending = append(d.pending, s)
+	}
+	if d.queued {
+		d.mu.Unlock()
+		return
+	}
+	d.queued = true
+	d.mu.Unlock()
+	// If the loop has stopped this goroutine waits for good; there is at
+	// most one, and the process is on its way out.
+	go d.app.QueueUpdateDraw(d.drain)
+}
+
+// drain applies every snapshot that arrived; tview redraws afterwards.
+func (d *dashboard) drain() {
+	d.mu.Lock()
+	batch, err := d.pending, d.pendingErr
+	d.pending, d.queued = nil, false
+	d.mu.Unlock()
+	d.apply(batch)
+	if err != nil {
+		d.model.SourceErr = err
+	}
+}
+
+func (d *dashboard) apply(batch []*collector.Snapshot) {
+	for _, s := range batch {
+		d.model.Apply(s)
+	}
+	d.model.Interval = d.feed.Interval()
+	// Several bonds and none named: ask once which one to watch.
+	if d.model.Bond == "" && len(d.model.Bonds()) > 1 && !d.chooserShown {
+		d.chooserShown = true
+		d.openOverlay(overlayChooser)
+	}
+}
+
+// prepareCharts points the graphs at the selected bond's history over the
+// window that ends at the snapshot on screen (so a pause freezes them).
+func (d *dashboard) prepareCharts() {
+	m := d.model
+	b := m.Selected()
+	if b == nil || m.Snap == nil {
+		d.rx.show(nil, nil, time.Time{}, time.Time{})
+		d.tx.show(nil, nil, time.Time{}, time.Time{})
+		return
+	}
+	to := m.Snap.Time
+	from := windowStart(to, m.Window)
+	for _, c := range []struct {
+		chart *trafficChart
+		tx    bool
+	}{{d.rx, false}, {d.tx, true}} {
+		lines := make([]chartLine, 0, len(b.Slaves)+1)
+		lines = append(lines, chartLine{label: b.Name, style: d.th.bond, key: collector.Series{Bond: b.Name, Tx: c.tx}})
+		for i := range b.Slaves {
+			name := b.Slaves[i].Name
+			lines = append(lines, chartLine{label: name, style: d.th.slave(i), key: collector.Series{Bond: b.Name, Slave: name, Tx: c.tx}})
+		}
+		c.chart.show(d.feed.History(), lines, from, to)
+	}
+}
+
+// handleKey is the global key map. It only changes the Model or the focus
+// and returns at once: tview redraws after it.
+func (d *dashboard) handleKey(ev *tcell.EventKey) *tcell.EventKey {
+	if d.overlayName != "" {
+		return d.overlayKey(ev)
+	}
+	m := d.model
+	switch ev.Key() {
+	case tcell.KeyTab, tcell.KeyRight:
+		d.cycleFocus(1)
+		return nil
+	case tcell.KeyBacktab, tcell.KeyLeft:
+		d.cycleFocus(-1)
+		return nil
+	case tcell.KeyEnter:
+		d.openOverlay(overlayDetails)
+		return nil
+	case tcell.KeyRune:
+	default:
+		return ev
+	}
+	switch r := ev.Rune(); r {
+	case 'q':
+		d.app.Stop()
+	case '?':
+		d.openOverlay(overlayHelp)
+	case '[':
+		m.StepBond(-1)
+	case ']':
+		m.StepBond(1)
+	case 'p':
+		m.TogglePause()
+	case '+', '=':
+		d.stepInterval(1)
+	case '-', '_':
+		d.stepInterval(-1)
+	case 'g':
+		m.CycleWindow()
+	case 's':
+		m.CycleSort()
+	case 'l':
+		d.openOverlay(overlayLoad)
+	case 'd':
+		d.openOverlay(overlayDiagnose)
+	case 'f':
+		d.openOverlay(overlayFlows)
+	default:
+		if r >= '1' && r <= '9' {
+			m.SelectBond(int(r - '1'))
+			return nil
+		}
+		return ev // j, k and the like: the focused panel's
+	}
+	return nil
+}
+
+// overlayKey handles keys while an overlay is open: Esc closes it, q still
+// quits, the chooser picks a bond, the rest scrolls the overlay.
+func (d *dashboard) overlayKey(ev *tcell.EventKey) *tcell.EventKey {
+	switch {
+	case ev.Key() == tcell.KeyEscape:
+		d.closeOverlay()
+		return nil
+	case ev.Key() == tcell.KeyRune && ev.Rune() == 'q':
+		d.app.Stop()
+		return nil
+	case ev.Key() == tcell.KeyRune && ev.Rune() == '?' && d.overlayName == overlayHelp:
+		d.closeOverlay()
+		return nil
+	}
+	if d.overlayName != overlayChooser {
+		return ev
+	}
+	bonds := d.model.Bonds()
+	switch {
+	case ev.Key() == tcell.KeyEnter:
+		if d.model.SelectBond(d.chooserCursor) {
+			d.closeOverlay()
+		}
+	case ev.Key() == tcell.KeyRune && ev.Rune() >= '1' && ev.Rune() <= '9':
+		if d.model.SelectBond(int(ev.Rune() - '1')) {
+			d.closeOverlay()
+		}
+	default:
+		d.chooserCursor = scroll(d.chooserCursor, ev, len(bonds), len(bonds)-1)
+	}
+	return nil
+}
+
+func (d *dashboard) openOverlay(name string) {
+	if d.overlayName == "" {
+		d.overlayFrom = d.app.GetFocus()
+	}
+	d.overlayName = name
+	d.overlay.offset = 0
+	titles := map[string]string{
+		overlayHelp: "help", overlayDetails: "slave details", overlayLoad: "load",
+		overlayDiagnose: "diagnosis", overlayFlows: "flows", overlayChooser: "choose a bond",
+	}
+	d.overlay.SetTitle(" " + titles[name] + " ")
+	d.app.SetFocus(d.overlay)
+}
+
+func (d *dashboard) closeOverlay() {
+	d.overlayName = ""
+	back := d.overlayFrom
+	if back == nil || back == d.overlay {
+		back = d.table
+	}
+	d.app.SetFocus(back)
+}
+
+func (d *dashboard) renderOverlay(width, height int) []line {
+	switch d.overlayName {
+	case overlayHelp:
+		return d.renderHelp(width, height)
+	case overlayDetails:
+		return d.renderDetails(width, height)
+	case overlayLoad:
+		return d.renderLoad(width, height)
+	case overlayDiagnose:
+		return d.renderDiagnose(width, height)
+	case overlayFlows:
+		return d.renderFlows(width, height)
+	case overlayChooser:
+		return d.renderChooser(width, height)
+	}
+	return nil
+}
+
+// drawOverlay centres the open overlay, as tall as its text needs.
+func (d *dashboard) drawOverlay(screen tcell.Screen, x, y, w, h int) {
+	ow := min(w-2, 80)
+	if ow < 10 || h < 3 {
+		ow, h = w, h+2 // tiny terminal: the overlay takes it all
+	}
+	ow = max(min(ow, w), 1)
+	lines := len(d.renderOverlay(ow-2, h))
+	oh := max(min(h-2, lines+2), min(h, 3))
+	d.overlay.SetRect(x+(w-ow)/2, y+max((h-oh)/2, 0), ow, oh)
+	d.overlay.Draw(screen)
+}
+
+// cycleFocus moves focus over the visible panels that take keys.
+func (d *dashboard) cycleFocus(step int) {
+	var order []tview.Primitive
+	if d.visible.table.visible() {
+		order = append(order, d.table)
+	}
+	if d.visible.side.visible() {
+		order = append(order, d.side)
+	}
+	if d.visible.events.visible() {
+		order = append(order, d.events)
+	}
+	if len(order) == 0 {
+		return
+	}
+	i := slices.IndexFunc(order, func(p tview.Primitive) bool { return p.HasFocus() })
+	d.app.SetFocus(order[((i+step)%len(order)+len(order))%len(order)])
+}
+
+// stepInterval moves the sampler's pace to the next step up or down.
+func (d *dashboard) stepInterval(dir int) {
+	cur := d.feed.Interval()
+	next := cur
+	if dir > 0 {
+		for _, s := range intervalSteps {
+			if s > cur {
+				next = s
+				break
+			}
+		}
+	} else {
+		for _, s := range slices.Backward(intervalSteps) {
+			if s < cur {
+				next = s
+				break
+			}
+		}
+	}
+	d.model.Interval = d.feed.SetInterval(next)
+}
+
+func (d *dashboard) sideTitle() string {
+	b := d.model.Selected()
+	switch {
+	case b == nil:
+		return "bond"
+	case b.Is8023AD():
+		return "LACP"
+	case deref(b.Mode) == "active-backup":
+		return "failover"
+	}
+	return deref(b.Mode)
+}

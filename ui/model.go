@@ -1,0 +1,262 @@
+package ui
+
+import (
+	"cmp"
+	"slices"
+	"time"
+
+	"github.com/bondtop/bondtop/collector"
+)
+
+// SortOrder is how the slaves table orders its rows.
+type SortOrder int
+
+// The sort orders, in the order the s key cycles through them. Enslave
+// order comes first because the kernel's transmit hash picks slaves by
+// their position in it.
+const (
+	SortEnslave SortOrder = iota
+	SortRx
+	SortTx
+	SortErrors
+	SortName
+	numSortOrders
+)
+
+func (s SortOrder) String() string {
+	switch s {
+	case SortRx:
+		return "rx"
+	case SortTx:
+		return "tx"
+	case SortErrors:
+		return "errors"
+	case SortName:
+		return "name"
+	default:
+		return "enslave"
+	}
+}
+
+// GraphWindows are the spans the g key cycles through.
+var GraphWindows = []time.Duration{time.Minute, 5 * time.Minute, time.Hour}
+
+// maxEvents bounds the events log: enough for a long incident, small
+// enough that a flapping link cannot grow memory without end.
+const maxEvents = 1000
+
+// Model is what the dashboard shows, independent of any widget: views read
+// it, key handlers and new snapshots change it, all on the event loop.
+type Model struct {
+	// Snap is the snapshot on screen; nil until the first arrives.
+	Snap *collector.Snapshot
+	// Bond is the selected bond's name; "" while none is chosen.
+	Bond   string
+	Sort   SortOrder
+	Window time.Duration
+	// Paused freezes what is shown; snapshots that arrive meanwhile are
+	// held and shown, with their events, on resume.
+	Paused bool
+	// Interval is the sampler's pace, shown in the header.
+	Interval time.Duration
+	// Events is the log, newest first.
+	Events []collector.Event
+	// SourceErr is set when the sampler stopped (the host became
+	// unreadable); the last snapshot stays on screen.
+	SourceErr error
+
+	held       *collector.Snapshot
+	heldEvents []collector.Event
+	// goneAt is when each bond that vanished mid-run was last missed.
+	goneAt map[string]time.Time
+	// known lists every bond seen, so a vanished bond stays selectable.
+	known []string
+}
+
+// NewModel returns an empty model: enslave order, the shortest window.
+func NewModel(interval time.Duration) *Model {
+	return &Model{Window: GraphWindows[0], Interval: interval, goneAt: make(map[string]time.Time)}
+}
+
+// Apply takes a new snapshot. While paused it is held back; its events are
+// kept for the log all the same.
+func (m *Model) Apply(s *collector.Snapshot) {
+	if m.Paused {
+		m.held = s
+		m.heldEvents = append(m.heldEvents, s.Events...)
+		return
+	}
+	m.show(s, s.Events)
+}
+
+func (m *Model) show(s *collector.Snapshot, events []collector.Event) {
+	m.Snap = s
+	for i := range s.Bonds {
+		name := s.Bonds[i].Name
+		delete(m.goneAt, name)
+		if !slices.Contains(m.known, name) {
+			m.known = append(m.known, name)
+		}
+	}
+	for _, e := range events {
+		if e.Kind == collector.EventBondGone {
+			m.goneAt[e.Bond] = e.Time
+		}
+	}
+	for _, name := range s.Missing {
+		if _, ok := m.goneAt[name]; !ok {
+			m.goneAt[name] = s.Time
+		}
+		if !slices.Contains(m.known, name) {
+			m.known = append(m.known, name)
+		}
+	}
+	slices.Sort(m.known)
+	if m.Bond == "" && len(s.Bonds) == 1 {
+		// The only bond there is: nothing to choose.
+		m.Bond = s.Bonds[0].Name
+	}
+	m.addEvents(events)
+}
+
+// addEvents puts events (oldest first, as snapshots carry them) at the top
+// of the log, newest first.
+func (m *Model) addEvents(events []collector.Event) {
+	if len(events) == 0 {
+		return
+	}
+	fresh := make([]collector.Event, 0, len(events)+len(m.Events))
+	for i := len(events) - 1; i >= 0; i-- {
+		fresh = append(fresh, events[i])
+	}
+	fresh = append(fresh, m.Events...)
+	if len(fresh) > maxEvents {
+		fresh = fresh[:maxEvents]
+	}
+	m.Events = fresh
+}
+
+// TogglePause pauses, or resumes and shows what arrived meanwhile.
+func (m *Model) TogglePause() {
+	m.Paused = !m.Paused
+	if !m.Paused && m.held != nil {
+		s, evs := m.held, m.heldEvents
+		m.held, m.heldEvents = nil, nil
+		m.show(s, evs)
+	}
+}
+
+// HeldEvents is how many events wait behind the pause.
+func (m *Model) HeldEvents() int { return len(m.heldEvents) }
+
+// Bonds lists the bonds to choose from, by name: those in the snapshot and
+// those that vanished while followed.
+func (m *Model) Bonds() []string { return m.known }
+
+// SelectBond selects the i-th bond of Bonds (0-based); false when there is
+// no such bond.
+func (m *Model) SelectBond(i int) bool {
+	if i < 0 || i >= len(m.known) {
+		return false
+	}
+	m.Bond = m.known[i]
+	return true
+}
+
+// StepBond moves the selection by delta bonds, wrapping around.
+func (m *Model) StepBond(delta int) {
+	n := len(m.known)
+	if n == 0 {
+		return
+	}
+	i := slices.Index(m.known, m.Bond)
+	if i < 0 {
+		i = 0
+		if delta > 0 {
+			delta--
+		}
+	}
+	m.Bond = m.known[((i+delta)%n+n)%n]
+}
+
+// BondIndex is the selected bond's position in Bonds, or -1.
+func (m *Model) BondIndex() int { return slices.Index(m.known, m.Bond) }
+
+// Selected is the selected bond in the snapshot on screen, or nil (none
+// chosen, or gone).
+func (m *Model) Selected() *collector.BondSample {
+	if m.Snap == nil || m.Bond == "" {
+		return nil
+	}
+	return m.Snap.Bond(m.Bond)
+}
+
+// GoneSince reports when the selected bond vanished, if it did.
+func (m *Model) GoneSince() (time.Time, bool) {
+	t, ok := m.goneAt[m.Bond]
+	return t, ok && m.Bond != ""
+}
+
+// CycleSort moves to the next sort order.
+func (m *Model) CycleSort() { m.Sort = (m.Sort + 1) % numSortOrders }
+
+// CycleWindow moves to the next graph window.
+func (m *Model) CycleWindow() {
+	i := slices.Index(GraphWindows, m.Window)
+	m.Window = GraphWindows[(i+1)%len(GraphWindows)]
+}
+
+// SlaveRow is a slave as the table lists it: the sample and its position
+// in the kernel's enslave order (which keys its colour).
+type SlaveRow struct {
+	*collector.SlaveSample
+	Index int
+}
+
+// Rows are the selected bond's slaves in the chosen order. Ties keep
+// enslave order, so rows do not jump between equal values.
+func (m *Model) Rows() []SlaveRow {
+	b := m.Selected()
+	if b == nil {
+		return nil
+	}
+	rows := make([]SlaveRow, len(b.Slaves))
+	for i := range b.Slaves {
+		rows[i] = SlaveRow{&b.Slaves[i], i}
+	}
+	desc := func(a, b *float64) int { return cmp.Compare(orZero(b), orZero(a)) }
+	slices.SortStableFunc(rows, func(a, b SlaveRow) int {
+		switch m.Sort {
+		case SortRx:
+			return desc(a.RxBps, b.RxBps)
+		case SortTx:
+			return desc(a.TxBps, b.TxBps)
+		case SortErrors:
+			return cmp.Compare(errorTotal(b.Interval), errorTotal(a.Interval))
+		case SortName:
+			return cmp.Compare(a.Name, b.Name)
+		}
+		return 0
+	})
+	return rows
+}
+
+func orZero(p *float64) float64 {
+	if p == nil {
+		return -1 // unknown sorts below a real zero
+	}
+	return *p
+}
+
+func errorTotal(iv *collector.ErrorCounts) uint64 {
+	if iv == nil {
+		return 0
+	}
+	var n uint64
+	for _, p := range []*uint64{iv.RxErrors, iv.TxErrors, iv.RxDropped, iv.TxDropped, iv.RxOverErrors, iv.RxFifoErrors} {
+		if p != nil {
+			n += *p
+		}
+	}
+	return n
+}

@@ -1,0 +1,593 @@
+package ui
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/bondtop/bondtop/bonding"
+	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/internal/units"
+	"github.com/gdamore/tcell/v2"
+)
+
+// The render functions below turn the Model into lines for one panel at a
+// given size. They only read.
+
+// pack joins segments with two spaces, as many as fit in width, in order
+// of importance.
+func pack(width int, segments ...line) line {
+	var out line
+	for _, s := range segments {
+		if len(s) == 0 {
+			continue
+		}
+		gap := 0
+		if len(out) > 0 {
+			gap = 2
+		}
+		if out.width()+gap+s.width() > width {
+			continue // a shorter segment further on may still fit
+		}
+		if gap > 0 {
+			out = append(out, span{"  ", tcell.StyleDefault})
+		}
+		out = append(out, s...)
+	}
+	return out
+}
+
+// renderHeader is the bond at a glance: two lines (one on a tiny screen).
+func (d *dashboard) renderHeader(width, height int) []line {
+	m, th := d.model, d.th
+	b := m.Selected()
+	name := line{{orText(m.Bond, "bondtop"), th.strong}}
+	if n := len(m.Bonds()); n > 1 && m.BondIndex() >= 0 {
+		name = name.add(fmt.Sprintf(" %d/%d", m.BondIndex()+1, n), th.dim)
+	}
+	var status line
+	switch since, gone := m.GoneSince(); {
+	case m.SourceErr != nil:
+		status = line{{"SAMPLING STOPPED: " + m.SourceErr.Error(), th.bad}}
+	case gone:
+		status = line{{"GONE since " + since.Format("15:04:05"), th.bad}}
+	}
+	var paused line
+	if m.Paused {
+		text := " PAUSED "
+		if n := m.HeldEvents(); n > 0 {
+			text = fmt.Sprintf(" PAUSED, %d events held ", n)
+		}
+		paused = line{{text, th.paused}}
+	}
+	var clock, every line
+	if m.Snap != nil {
+		clock = line{{m.Snap.Time.Format("15:04:05"), th.base}}
+	}
+	every = line{{"every ", th.dim}, {duration(m.Interval), th.base}}
+
+	if b == nil {
+		one := pack(width, name, status, paused, every, clock)
+		if height < 2 {
+			return []line{one}
+		}
+		return []line{one, nil}
+	}
+
+	var mode, hash, mii, lacp, agg, roles, speed line
+	mode = line{{orDash(b.Mode), th.base}}
+	if b.XmitHashPolicy != nil && usesHashPolicy(deref(b.Mode)) {
+		hash = line{{"hash ", th.dim}, {*b.XmitHashPolicy, th.base}}
+	}
+	miiStyle := th.good
+	if deref(b.MIIStatus) != "up" {
+		miiStyle = th.bad
+	}
+	mii = line{{"mii ", th.dim}, {orDash(b.MIIStatus), miiStyle}}
+	if l := b.LACP; b.Is8023AD() && l != nil {
+		lacp = line{{"lacp ", th.dim}, {orDash(l.Rate), th.base}}
+		if l.ADSelect != nil {
+			lacp = lacp.add(" ad_select ", th.dim).add(*l.ADSelect, th.base)
+		}
+		switch {
+		case l.NoActiveAggregator:
+			agg = line{{"NO ACTIVE AGGREGATOR", th.bad}}
+		case l.AggregatorID != nil:
+			agg = line{{"agg ", th.dim}, {strconv.Itoa(*l.AggregatorID), th.base}}
+			if l.NumPorts != nil {
+				agg = agg.add(fmt.Sprintf(" (%d ports)", *l.NumPorts), th.base)
+			}
+		}
+	}
+	if b.ActiveSlave != nil || b.Primary != nil {
+		if b.ActiveSlave != nil {
+			roles = line{{"active ", th.dim}, {*b.ActiveSlave, th.strong}}
+		}
+		if b.Primary != nil {
+			roles = append(roles, span{" primary ", th.dim}, span{*b.Primary, th.base})
+		}
+	}
+	if mbps := linkCapacity(b); mbps > 0 {
+		speed = line{{units.Speed(mbps), th.base}}
+	}
+	rates := line{{"rx ", th.dim}, {longBits(b.RxBps), th.strong}, {"  tx ", th.dim}, {longBits(b.TxBps), th.strong}}
+	fs := findings(b)
+	warnings := len(fs) + len(m.Snap.Warnings)
+	var warn line
+	switch {
+	case warnings == 0:
+		warn = line{{"no warnings", th.good}}
+	case warnings == 1:
+		warn = line{{"1 warning", th.bad}}
+	default:
+		warn = line{{strconv.Itoa(warnings) + " warnings", th.bad}}
+	}
+
+	if height < 2 {
+		return []line{pack(width, name, status, paused, rates, warn, clock, mode)}
+	}
+	return []line{
+		pack(width, name, mode, hash, mii, roles, lacp, agg, speed),
+		pack(width, status, paused, rates, every, clock, warn),
+	}
+}
+
+// usesHashPolicy reports the modes whose slave choice xmit_hash_policy
+// decides; the others ignore it, so the header leaves it out.
+func usesHashPolicy(mode string) bool {
+	switch mode {
+	case bonding.Mode8023AD, bonding.ModeXOR, bonding.ModeTLB, bonding.ModeALB:
+		return true
+	}
+	return false
+}
+
+// linkCapacity is what the bond can carry in Mbit/s: the active slave's
+// speed in active-backup, the active aggregator's in 802.3ad, the slowest
+// slave's in broadcast (every frame goes everywhere), else the up slaves'
+// sum. 0 when unknown.
+func linkCapacity(b *collector.BondSample) int {
+	speed := func(s *collector.SlaveSample) int {
+		if s.SpeedMbps == nil || *s.SpeedMbps < 0 || deref(s.MIIStatus) != "up" {
+			return 0
+		}
+		return *s.SpeedMbps
+	}
+	mode := deref(b.Mode)
+	total, slowest := 0, 0
+	for i := range b.Slaves {
+		s := &b.Slaves[i]
+		switch {
+		case mode == bonding.ModeActiveBackup:
+			if s.Name == deref(b.ActiveSlave) {
+				return speed(s)
+			}
+			continue
+		case mode == bonding.Mode8023AD && b.LACP != nil && b.LACP.AggregatorID != nil && s.AggregatorID != nil:
+			if *s.AggregatorID != *b.LACP.AggregatorID {
+				continue
+			}
+		}
+		v := speed(s)
+		total += v
+		if v > 0 && (slowest == 0 || v < slowest) {
+			slowest = v
+		}
+	}
+	if mode == bonding.ModeBroadcast {
+		return slowest
+	}
+	return total
+}
+
+// keyHint is a key and what it does, for the footer and the help.
+type keyHint struct{ key, what string }
+
+// renderFooter shows the keys, the most needed first, as many as fit.
+func (d *dashboard) renderFooter(width, _ int) []line {
+	m, th := d.model, d.th
+	pause := "pause"
+	if m.Paused {
+		pause = "resume"
+	}
+	hints := []keyHint{
+		{"q", "quit"}, {"?", "help"}, {"Tab", "focus"}, {"Enter", "details"},
+	}
+	if len(m.Bonds()) > 1 {
+		hints = append(hints, keyHint{"[ ]", "bond"})
+	}
+	hints = append(hints,
+		keyHint{"p", pause},
+		keyHint{"+-", duration(m.Interval)},
+		keyHint{"g", duration(m.Window)},
+		keyHint{"s", "sort " + m.Sort.String()},
+		keyHint{"l", "load"},
+		keyHint{"d", "diagnose"},
+	)
+	var out line
+	for _, h := range hints {
+		item := line{{h.key, th.key}, {" " + h.what + " ", th.base}}
+		if out.width()+item.width() > width {
+			break
+		}
+		out = append(out, item...)
+	}
+	return []line{out}
+}
+
+// renderSide is the right-hand panel: what needs attention first, then
+// LACP in 802.3ad (our system, the partner each slave hears), or the
+// failover settings in the other modes.
+func (d *dashboard) renderSide(width, _ int) []line {
+	m, th := d.model, d.th
+	b := m.Selected()
+	if b == nil {
+		return nil
+	}
+	var out []line
+	for _, f := range findings(b) {
+		st := th.warn
+		if f.sev == sevBad {
+			st = th.bad
+		}
+		out = append(out, line{{"! ", st}, {f.text, st}})
+	}
+	for _, w := range m.Snap.Warnings {
+		out = append(out, line{{"! " + w, th.warn}})
+	}
+	if len(out) == 0 {
+		out = append(out, line{{"✓ nothing to report", th.good}})
+	}
+	if b.Is8023AD() {
+		out = append(out, d.lacpLines(b, width)...)
+	} else {
+		out = append(out, d.failoverLines(b)...)
+	}
+	for _, n := range m.Snap.Notes {
+		out = append(out, line{{n, th.dim}})
+	}
+	return out
+}
+
+func (d *dashboard) lacpLines(b *collector.BondSample, width int) []line {
+	th := d.th
+	l := b.LACP
+	if l == nil {
+		return []line{{{"no LACP details", th.dim}}}
+	}
+	var out []line
+	var key, prio, passive line
+	if l.ActorKey != nil {
+		key = line{{"key ", th.dim}, {strconv.Itoa(*l.ActorKey), th.base}}
+	}
+	if l.SystemPriority != nil {
+		prio = line{{"prio ", th.dim}, {strconv.Itoa(*l.SystemPriority), th.base}}
+	}
+	if l.Active != nil && !*l.Active {
+		passive = line{{"passive", th.warn}}
+	}
+	out = append(out, pack(width, line{{"we ", th.dim}, {orDash(l.SystemMAC), th.base}}, key, passive, prio))
+	partner := expectedPartner(b)
+	pl := line{{"partner ", th.dim}}
+	if partner == "" {
+		pl = pl.add("none heard", th.bad)
+	} else {
+		pl = pl.add(partner, th.base)
+	}
+	if l.PartnerKey != nil {
+		pl = pl.add(" key ", th.dim).add(strconv.Itoa(*l.PartnerKey), th.base)
+	}
+	out = append(out, pl)
+	nameWidth := 0
+	for i := range b.Slaves {
+		nameWidth = max(nameWidth, len(b.Slaves[i].Name))
+	}
+	for i := range b.Slaves {
+		s := &b.Slaves[i]
+		row := line{{padRight(s.Name, nameWidth+1), th.slave(i)}}
+		p := s.Partner
+		if p == nil {
+			out = append(out, row.add("no partner details", th.dim))
+			continue
+		}
+		mac := orDash(p.SystemMAC)
+		macStyle := th.base
+		if mac == zeroMAC || (partner != "" && mac != "-" && mac != partner) {
+			macStyle = th.bad
+		}
+		row = row.add(mac, macStyle)
+		keyStyle := th.base
+		if l.PartnerKey != nil && p.Key != nil && *p.Key != *l.PartnerKey {
+			keyStyle = th.bad
+		}
+		row = row.add(" key ", th.dim).add(intOrDash(p.Key), keyStyle)
+		row = row.add(" port ", th.dim).add(intOrDash(p.PortNumber), th.base)
+		if width-row.width() >= 11 && p.SystemPriority != nil {
+			row = row.add(" prio ", th.dim).add(strconv.Itoa(*p.SystemPriority), th.base)
+		}
+		churn := deref(s.ActorChurnState) == "churned" || deref(s.PartnerChurnState) == "churned"
+		if churn {
+			row = row.add(" churned", th.bad)
+		}
+		out = append(out, row)
+	}
+	return out
+}
+
+func (d *dashboard) failoverLines(b *collector.BondSample) []line {
+	th := d.th
+	var out []line
+	kv := func(pairs ...string) line {
+		var l line
+		for i := 0; i+1 < len(pairs); i += 2 {
+			if pairs[i+1] == "" {
+				continue
+			}
+			if len(l) > 0 {
+				l = l.add("  ", th.base)
+			}
+			l = l.add(pairs[i]+" ", th.dim).add(pairs[i+1], th.base)
+		}
+		return l
+	}
+	out = append(out, kv("active", orDash(b.ActiveSlave), "primary", deref(b.Primary), "reselect", deref(b.PrimaryReselect)))
+	out = append(out, kv("fail_over_mac", deref(b.FailOverMAC), "miimon", msOrEmpty(b.MIIMonMs),
+		"updelay", msOrEmpty(b.UpDelayMs), "downdelay", msOrEmpty(b.DownDelayMs)))
+	if b.ARPIntervalMs != nil && *b.ARPIntervalMs > 0 {
+		out = append(out, kv("arp_interval", msOrEmpty(b.ARPIntervalMs), "targets", strings.Join(b.ARPTargets, ",")))
+	}
+	for i := range b.Slaves {
+		s := &b.Slaves[i]
+		st := th.base
+		if deref(s.MIIStatus) != "up" {
+			st = th.bad
+		}
+		l := line{{s.Name + " ", th.slave(i)}, {orDash(s.MIIStatus), st}, {" " + orDash(s.State), th.base}}
+		l = l.add(" failures ", th.dim).add(intOrDash(s.LinkFailureCount), th.base)
+		if s.PermHWAddr != nil {
+			l = l.add(" perm ", th.dim).add(*s.PermHWAddr, th.base)
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+func msOrEmpty(p *int) string {
+	if p == nil {
+		return ""
+	}
+	return strconv.Itoa(*p) + "ms"
+}
+
+// renderEvents is the log, newest first; other bonds' events are dimmed.
+func (d *dashboard) renderEvents(_, _ int) []line {
+	m, th := d.model, d.th
+	if len(m.Events) == 0 {
+		return []line{{{"no events yet (link, failover, LACP changes)", th.dim}}}
+	}
+	out := make([]line, 0, len(m.Events))
+	for _, e := range m.Events {
+		st := eventStyle(th, e.Kind)
+		if e.Bond != m.Bond {
+			st = th.dim
+		}
+		out = append(out, line{{e.Time.Format("15:04:05") + " ", th.dim}, {e.Message, st}})
+	}
+	return out
+}
+
+func eventStyle(th *theme, k collector.EventKind) tcell.Style {
+	switch k {
+	case collector.EventLinkDown, collector.EventBondGone, collector.EventChurn,
+		collector.EventSlaveRemoved, collector.EventLinkFailure:
+		return th.bad
+	case collector.EventLinkUp, collector.EventBondAppeared, collector.EventSlaveAdded:
+		return th.good
+	case collector.EventFailover, collector.EventAggregator, collector.EventPartnerMAC, collector.EventBondMIIChanged:
+		return th.warn
+	}
+	return th.base
+}
+
+// renderDetails is everything known about the selected slave.
+func (d *dashboard) renderDetails(_, _ int) []line {
+	th := d.th
+	s := d.table.selectedSlave()
+	if s == nil {
+		return []line{{{"no slave selected", th.dim}}}
+	}
+	b := d.model.Selected()
+	var out []line
+	kv := func(k, v string) {
+		out = append(out, line{{padRight(k, 22), th.dim}, {v, th.base}})
+	}
+	head := func(text string) {
+		out = append(out, nil, line{{text, th.heading}})
+	}
+	kv("slave", s.Name)
+	kv("mii status", orDash(s.MIIStatus))
+	kv("state", orDash(s.State))
+	kv("operstate", orDash(s.OperState))
+	kv("speed / duplex", speedDuplex(&s.Slave))
+	kv("mtu", intOrDash(s.MTU))
+	kv("link failures", intOrDash(s.LinkFailureCount))
+	kv("permanent hw addr", orDash(s.PermHWAddr))
+	kv("queue id", intOrDash(s.QueueID))
+	head("traffic in the interval")
+	kv("rx", longBits(s.RxBps)+"  "+pps(s.RxPps)+"  share "+percent(s.ShareRx))
+	kv("tx", longBits(s.TxBps)+"  "+pps(s.TxPps)+"  share "+percent(s.ShareTx))
+	errs, _ := errorCounts(s.Interval)
+	kv("errors/drops/overruns", errs)
+	kv("rx bytes total", u64OrDash(s.RxBytes))
+	kv("tx bytes total", u64OrDash(s.TxBytes))
+	if b != nil && b.Is8023AD() {
+		head("LACP")
+		kv("aggregator id", intOrDash(s.AggregatorID))
+		kv("churn actor / partner", orDash(s.ActorChurnState)+" / "+orDash(s.PartnerChurnState)+
+			"  (counts "+intOrDash(s.ActorChurnedCount)+" / "+intOrDash(s.PartnerChurnedCount)+")")
+		port := func(who string, p *bonding.Port) {
+			if p == nil {
+				kv(who, "-")
+				return
+			}
+			kv(who+" system", orDash(p.SystemMAC)+"  prio "+intOrDash(p.SystemPriority))
+			kv(who+" key / port", intOrDash(p.Key)+" / "+intOrDash(p.PortNumber)+"  prio "+intOrDash(p.PortPriority))
+			state := "-"
+			var flags line
+			if p.PortState != nil {
+				state = strconv.Itoa(int(*p.PortState)) + " " + p.PortState.String()
+				flags = portFlags(p.PortState, th)
+			}
+			out = append(out, append(line{{padRight(who+" state", 22), th.dim}}, append(flags, span{"  " + state, th.base})...))
+		}
+		if s.Actor != nil {
+			port("actor", &s.Actor.Port)
+		} else {
+			port("actor", nil)
+		}
+		if s.Partner != nil {
+			port("partner", &s.Partner.Port)
+		} else {
+			port("partner", nil)
+		}
+	}
+	if b != nil {
+		var mine []finding
+		for _, f := range findings(b) {
+			if f.slave == s.Name {
+				mine = append(mine, f)
+			}
+		}
+		if len(mine) > 0 {
+			head("needs attention")
+			for _, f := range mine {
+				out = append(out, line{{"! " + f.text, th.bad}})
+			}
+		}
+	}
+	out = append(out, nil, line{{"Esc closes", th.dim}})
+	return out
+}
+
+func pps(p *float64) string {
+	if p == nil {
+		return "- p/s"
+	}
+	return units.Packets(*p)
+}
+
+func u64OrDash(p *uint64) string {
+	if p == nil {
+		return "-"
+	}
+	return strconv.FormatUint(*p, 10)
+}
+
+func orText(s, alt string) string {
+	if s == "" {
+		return alt
+	}
+	return s
+}
+
+// helpKeys is the key map as the help overlay lists it.
+var helpKeys = []keyHint{
+	{"q, Ctrl-C", "quit"},
+	{"?", "this help (Esc closes any panel)"},
+	{"Tab, Shift-Tab", "move focus: slaves, LACP, events"},
+	{"↑ ↓ PgUp PgDn", "move in the focused panel (j k too)"},
+	{"Enter", "details of the selected slave"},
+	{"[ ]  1-9", "previous / next bond, or bond number N"},
+	{"p", "pause / resume (events keep being collected)"},
+	{"+ -", "sample less / more often (100ms .. 10s)"},
+	{"g", "graph window: 1m, 5m, 1h"},
+	{"s", "sort slaves: enslave order, rx, tx, errors, name"},
+	{"l", "load panel: test streams over the bond"},
+	{"d, f", "diagnosis, flows per slave"},
+}
+
+func (d *dashboard) renderHelp(_, _ int) []line {
+	th := d.th
+	out := []line{{{"bondtop: top for Linux bonding", th.strong}}, nil}
+	for _, k := range helpKeys {
+		out = append(out, line{{padRight(k.key, 16), th.strong}, {k.what, th.base}})
+	}
+	out = append(out, nil,
+		line{{"LACP port state flags (ACTOR, PARTNER columns)", th.heading}},
+		line{{"A", th.strong}, {" activity   ", th.base}, {"T", th.strong}, {" short timeout  ", th.base}, {"G", th.strong}, {" aggregation", th.base}},
+		line{{"S", th.strong}, {" sync       ", th.base}, {"C", th.strong}, {" collecting     ", th.base}, {"D", th.strong}, {" distributing", th.base}},
+		line{{"F", th.strong}, {" defaulted  ", th.base}, {"E", th.strong}, {" expired", th.base}},
+		line{{"-", th.bad}, {" a bit a healthy port needs is missing; ", th.base}, {"F", th.bad}, {" ", th.base}, {"E", th.bad}, {" set is trouble", th.base}},
+		nil,
+		line{{"AGG n*", th.bad}, {"  slave outside the active aggregator: it carries nothing", th.base}},
+		line{{"E/D/O", th.strong}, {"   errors / drops / overruns in the last interval", th.base}},
+		line{{"bars", th.strong}, {"    rate against the slave's link speed", th.base}},
+		line{{"graphs", th.strong}, {"  peak per column; a gap is an unknown rate", th.base}},
+	)
+	return out
+}
+
+func (d *dashboard) renderLoad(_, _ int) []line {
+	th := d.th
+	return []line{
+		{{"Load test: coming with the load engine", th.strong}},
+		nil,
+		{{"This panel will start test streams over the bond from the keyboard:", th.base}},
+		{{"- TCP/UDP streams to an iperf3 server or to a bondtop sink,", th.base}},
+		{{"  with the number of flows, ports and rate chosen here;", th.base}},
+		{{"- then the slaves table and graphs show where each stream lands,", th.base}},
+		{{"  so you see whether xmit_hash_policy spreads them.", th.base}},
+		nil,
+		{{"Until then: run iperf3 -P 8 towards a peer and watch the table.", th.dim}},
+		{{"Esc closes", th.dim}},
+	}
+}
+
+func (d *dashboard) renderDiagnose(_, _ int) []line {
+	th := d.th
+	return []line{
+		{{"Diagnosis: coming with the hash issue", th.strong}},
+		nil,
+		{{"It will score how evenly traffic spreads over the slaves, compute", th.base}},
+		{{"the kernel's transmit hash for the flows seen, and say what another", th.base}},
+		{{"xmit_hash_policy would do (e.g. layer2+3 -> layer3+4).", th.base}},
+		nil,
+		{{"Already here: the header's warnings and the LACP panel's findings.", th.dim}},
+		{{"Esc closes", th.dim}},
+	}
+}
+
+func (d *dashboard) renderFlows(_, _ int) []line {
+	th := d.th
+	return []line{
+		{{"Flows: coming with the hash issue", th.strong}},
+		nil,
+		{{"It will list the flows crossing the bond and the slave each one", th.base}},
+		{{"hashes to, so an elephant flow pinned to one slave shows by name.", th.base}},
+		{{"Esc closes", th.dim}},
+	}
+}
+
+// renderChooser lists the bonds to pick from (Enter or 1-9).
+func (d *dashboard) renderChooser(_, _ int) []line {
+	m, th := d.model, d.th
+	out := []line{{{"Several bonds here: choose one (↑ ↓ Enter, or 1-9; [ ] switch later)", th.strong}}, nil}
+	for i, name := range m.Bonds() {
+		st := th.base
+		if i == d.chooserCursor {
+			st = th.selected
+		}
+		desc := ""
+		if m.Snap != nil {
+			if b := m.Snap.Bond(name); b != nil {
+				desc = fmt.Sprintf("  %s, %d slaves, mii %s", orDash(b.Mode), len(b.Slaves), orDash(b.MIIStatus))
+			}
+		}
+		out = append(out, line{{fmt.Sprintf(" %d  %s%s ", i+1, name, desc), st}})
+	}
+	return out
+}
+
+// windowStart is where the graphs begin for the snapshot on screen.
+func windowStart(to time.Time, window time.Duration) time.Time { return to.Add(-window) }

@@ -1,0 +1,365 @@
+package ui
+
+import (
+	"strconv"
+
+	"github.com/bondtop/bondtop/bonding"
+	"github.com/bondtop/bondtop/collector"
+	"github.com/gdamore/tcell/v2"
+	"github.com/rivo/tview"
+	"github.com/rivo/uniseg"
+)
+
+// slaveTable lists the selected bond's slaves, one row each, and keeps a
+// selected row (by slave name, so it survives re-sorting) for Enter. It
+// picks the columns that fit its width: on a narrow terminal the bars go
+// first, then the least telling columns.
+type slaveTable struct {
+	*tview.Box
+	th    *theme
+	model *Model
+	// selected is the slave the cursor is on; "" is the first row.
+	selected string
+	offset   int
+	// rows is what the last draw listed, for moving the cursor.
+	rows []SlaveRow
+	// onEnter opens the details of the selected slave.
+	onEnter func()
+}
+
+func newSlaveTable(th *theme, m *Model) *slaveTable {
+	t := &slaveTable{Box: tview.NewBox(), th: th, model: m}
+	t.SetBorder(true).SetTitle(" slaves ").SetTitleAlign(tview.AlignLeft)
+	t.SetBackgroundColor(tcell.ColorDefault)
+	t.SetBorderColor(th.border).SetTitleColor(tcell.ColorDefault)
+	return t
+}
+
+// column is one table column: a title, its importance when the width runs
+// short (higher stays longer), and the cell of a row.
+type column struct {
+	title    string
+	right    bool
+	priority int
+	cell     func(r SlaveRow) line
+	width    int
+}
+
+// selectedSlave is the slave under the cursor, or nil.
+func (t *slaveTable) selectedSlave() *collector.SlaveSample {
+	rows := t.model.Rows()
+	if len(rows) == 0 {
+		return nil
+	}
+	return rows[t.cursor(rows)].SlaveSample
+}
+
+func (t *slaveTable) cursor(rows []SlaveRow) int {
+	for i, r := range rows {
+		if r.Name == t.selected {
+			return i
+		}
+	}
+	return 0
+}
+
+// columns builds the columns that make sense for this bond.
+func (t *slaveTable) columns(b *collector.BondSample, barWidth int) []*column {
+	th := t.th
+	lacp := b.Is8023AD()
+	var activeAgg *int
+	if b.LACP != nil {
+		activeAgg = b.LACP.AggregatorID
+	}
+	// Bars are scaled to the slave's link speed when known: "how full is
+	// this link" is the question; else to the busiest slave.
+	var busiest float64
+	for i := range b.Slaves {
+		busiest = max(busiest, orZero(b.Slaves[i].RxBps), orZero(b.Slaves[i].TxBps))
+	}
+	rate := func(bps *float64, s *collector.SlaveSample) line {
+		l := line{{padLeft(shortBits(bps), 5), th.strong}}
+		if barWidth == 0 {
+			return l
+		}
+		full := busiest
+		if s.SpeedMbps != nil && *s.SpeedMbps > 0 {
+			full = float64(*s.SpeedMbps) * 1e6
+		}
+		frac := 0.0
+		if bps != nil && full > 0 {
+			frac = *bps / full
+		}
+		style := th.good
+		switch {
+		case frac >= 0.9:
+			style = th.bad
+		case frac >= 0.7:
+			style = th.warn
+		}
+		if th.mono {
+			style = th.base
+		}
+		return l.add(" ", th.base).add(bar(frac, barWidth), style)
+	}
+	cols := []*column{
+		{title: "SLAVE", priority: 100, cell: func(r SlaveRow) line {
+			return line{{r.Name, th.slave(r.Index)}}
+		}},
+		{title: "LINK", priority: 90, cell: func(r SlaveRow) line {
+			mii := orDash(r.MIIStatus)
+			st := th.good
+			if mii != "up" {
+				st = th.bad
+			}
+			return line{{mii, st}, {" " + speedDuplex(&r.Slave), th.base}}
+		}},
+		{title: "ROLE", priority: 50, cell: func(r SlaveRow) line {
+			role := deref(r.State)
+			switch {
+			case role == "":
+				return line{{"-", th.dim}}
+			case role == "active" || lacp:
+				// In 802.3ad "backup" means outside the active
+				// aggregator; the AGG column says so louder.
+				return line{{role, th.base}}
+			default:
+				return line{{role, th.dim}}
+			}
+		}},
+	}
+	if lacp {
+		cols = append(cols,
+			&column{title: "AGG", right: true, priority: 75, cell: func(r SlaveRow) line {
+				if r.AggregatorID == nil {
+					return line{{"-", th.dim}}
+				}
+				id := strconv.Itoa(*r.AggregatorID)
+				if activeAgg != nil && *r.AggregatorID != *activeAgg {
+					// Not in the active aggregator: this slave carries nothing.
+					return line{{id + "*", th.bad}}
+				}
+				return line{{id, th.base}}
+			}},
+			&column{title: "ACTOR", priority: 55, cell: func(r SlaveRow) line {
+				return portFlags(actorState(r.SlaveSample), th)
+			}},
+			&column{title: "PARTNER", priority: 80, cell: func(r SlaveRow) line {
+				return portFlags(partnerState(r.SlaveSample), th)
+			}},
+		)
+	}
+	cols = append(cols,
+		&column{title: "RX bit/s", priority: 95, cell: func(r SlaveRow) line { return rate(r.RxBps, r.SlaveSample) }},
+		&column{title: "TX bit/s", priority: 94, cell: func(r SlaveRow) line { return rate(r.TxBps, r.SlaveSample) }},
+		&column{title: "RX%", right: true, priority: 70, cell: func(r SlaveRow) line { return line{{percent(r.ShareRx), th.base}} }},
+		&column{title: "TX%", right: true, priority: 69, cell: func(r SlaveRow) line { return line{{percent(r.ShareTx), th.base}} }},
+		&column{title: "E/D/O", right: true, priority: 60, cell: func(r SlaveRow) line {
+			text, any := errorCounts(r.Interval)
+			if any {
+				return line{{text, th.bad}}
+			}
+			return line{{text, th.dim}}
+		}},
+		&column{title: "FAILS", right: true, priority: 40, cell: func(r SlaveRow) line {
+			return line{{intOrDash(r.LinkFailureCount), th.base}}
+		}},
+	)
+	return cols
+}
+
+func actorState(s *collector.SlaveSample) *bonding.PortState {
+	if s.Actor == nil {
+		return nil
+	}
+	return s.Actor.PortState
+}
+
+func partnerState(s *collector.SlaveSample) *bonding.PortState {
+	if s.Partner == nil {
+		return nil
+	}
+	return s.Partner.PortState
+}
+
+// fit returns the columns, with their cells, that fit width: it narrows the
+// bars first, then drops the least important columns.
+func (t *slaveTable) fit(b *collector.BondSample, rows []SlaveRow, width int) ([]*column, [][]line) {
+	for _, barWidth := range []int{24, 20, 16, 12, 10, 8, 6, 4, 0} {
+		cols := dropEmpty(t.columns(b, barWidth), rows)
+		for {
+			cells, total := measure(cols, rows)
+			if total <= width || len(cols) <= 1 {
+				if total <= width || barWidth == 0 {
+					return cols, cells
+				}
+				break
+			}
+			if barWidth > 0 {
+				break // narrower bars before fewer columns
+			}
+			lowest := 0
+			for i, c := range cols {
+				if c.priority < cols[lowest].priority {
+					lowest = i
+				}
+			}
+			cols = append(cols[:lowest], cols[lowest+1:]...)
+		}
+	}
+	return nil, nil
+}
+
+// dropEmpty leaves out columns no slave has a value for (ROLE without
+// sysfs, say): a column of dashes says nothing and costs width.
+func dropEmpty(cols []*column, rows []SlaveRow) []*column {
+	kept := cols[:0]
+	for _, c := range cols {
+		empty := len(rows) > 0
+		for _, r := range rows {
+			if l := c.cell(r); len(l) != 1 || l[0].text != "-" {
+				empty = false
+				break
+			}
+		}
+		if !empty {
+			kept = append(kept, c)
+		}
+	}
+	return kept
+}
+
+// measure renders every cell and sets each column's width; total counts
+// one space between columns.
+func measure(cols []*column, rows []SlaveRow) ([][]line, int) {
+	cells := make([][]line, len(rows))
+	for i := range rows {
+		cells[i] = make([]line, len(cols))
+	}
+	total := 0
+	for j, c := range cols {
+		c.width = uniseg.StringWidth(c.title)
+		for i, r := range rows {
+			cells[i][j] = c.cell(r)
+			c.width = max(c.width, cells[i][j].width())
+		}
+		total += c.width
+		if j > 0 {
+			total++
+		}
+	}
+	return cells, total
+}
+
+// Draw implements tview.Primitive.
+func (t *slaveTable) Draw(screen tcell.Screen) {
+	t.SetBorderColor(t.th.border)
+	if t.HasFocus() {
+		t.SetBorderColor(t.th.borderFocus)
+	}
+	t.DrawForSubclass(screen, t)
+	x, y, w, h := t.GetInnerRect()
+	if w <= 0 || h <= 0 {
+		return
+	}
+	m := t.model
+	b := m.Selected()
+	if b == nil {
+		t.rows = nil
+		drawLine(screen, x, y, w, t.emptyMessage())
+		return
+	}
+	t.SetTitle(" " + b.Name + " slaves, sort " + m.Sort.String() + " ")
+	rows := m.Rows()
+	t.rows = rows
+	if len(rows) == 0 {
+		drawText(screen, x, y, w, "no slaves enslaved", t.th.warn)
+		return
+	}
+	cols, cells := t.fit(b, rows, w)
+	// The header row.
+	cx := x
+	for _, c := range cols {
+		title := c.title
+		if c.right {
+			title = padLeft(title, c.width)
+		}
+		drawText(screen, cx, y, c.width, title, t.th.heading)
+		cx += c.width + 1
+	}
+	cur := t.cursor(rows)
+	visible := h - 1
+	if visible <= 0 {
+		return
+	}
+	t.offset = min(max(t.offset, cur-visible+1), cur)
+	t.offset = max(t.offset, 0)
+	for i := 0; i < visible && t.offset+i < len(rows); i++ {
+		ri := t.offset + i
+		rowY := y + 1 + i
+		cx := x
+		for j, c := range cols {
+			l := cells[ri][j]
+			if c.right {
+				l = append(line{{padLeft("", c.width-l.width()), t.th.base}}, l...)
+			}
+			drawLine(screen, cx, rowY, c.width, l)
+			cx += c.width + 1
+		}
+		if ri == cur {
+			t.markSelected(screen, x, rowY, w)
+		}
+	}
+}
+
+// markSelected re-styles the cursor's row: reverse video while the table
+// has focus, underlined otherwise, so the row Enter opens stays visible.
+func (t *slaveTable) markSelected(screen tcell.Screen, x, y, w int) {
+	sel := t.th.selectedBlur
+	if t.HasFocus() {
+		sel = t.th.selected
+	}
+	for i := range w {
+		str, style, _ := screen.Get(x+i, y)
+		if t.HasFocus() {
+			style = sel // like htop: the whole row in the cursor's colours
+		} else {
+			style = style.Underline(true)
+		}
+		screen.Put(x+i, y, str, style)
+	}
+}
+
+func (t *slaveTable) emptyMessage() line {
+	m := t.model
+	if since, gone := m.GoneSince(); gone {
+		return line{{m.Bond + " is gone since " + since.Format("15:04:05") + ": deleted, or the bonding driver unloaded. Waiting for it.", t.th.bad}}
+	}
+	switch {
+	case m.Snap == nil:
+		return line{{"waiting for the first sample…", t.th.dim}}
+	case len(m.Bonds()) == 0:
+		return line{{"no bonds on this host: waiting for one to appear", t.th.warn}}
+	default:
+		return line{{"choose a bond: 1-9, [ or ]", t.th.warn}}
+	}
+}
+
+// InputHandler moves the cursor; Enter opens the slave's details.
+func (t *slaveTable) InputHandler() func(event *tcell.EventKey, setFocus func(p tview.Primitive)) {
+	return t.WrapInputHandler(func(event *tcell.EventKey, _ func(p tview.Primitive)) {
+		rows := t.rows
+		if len(rows) == 0 {
+			return
+		}
+		if event.Key() == tcell.KeyEnter {
+			if t.onEnter != nil {
+				t.onEnter()
+			}
+			return
+		}
+		_, _, _, h := t.GetInnerRect()
+		cur := scroll(t.cursor(rows), event, h-1, len(rows)-1)
+		t.selected = rows[cur].Name
+	})
+}
