@@ -36,6 +36,9 @@ const usageText = `bondtop - top for Linux bonding
 Usage:
   bondtop [flags] [BOND...]          watch bonds (every bond when none named)
   bondtop list [flags]               the bonds of this host, their mode and slaves
+  bondtop hash BOND ADDR:PORT        which slave a flow from this host takes, and why
+  bondtop hash --policy P --slaves A,B,... --src-mac MAC <flows
+                                     the same for flows on standard input (planning)
 
 Modes:
   --once                 two samples one interval apart, then exit
@@ -43,6 +46,7 @@ Modes:
   --json                 with --once: one JSON document; with --count: JSON lines
 
 Flags:
+  --demo                 a simulated host with two bonds (no root, no bond needed)
   --root DIR             read DIR/proc and DIR/sys (a copy of another host's
                          /proc/net/bonding and /sys/class/net) instead of this host
   --interval DURATION    time between samples, Go syntax: 200ms, 1s, 2s
@@ -50,13 +54,35 @@ Flags:
   --version              print the version and exit
   -h, --help             this help
 
+Hash (which slave will a flow take?):
+  --proto tcp|udp        live: the flow's protocol (default tcp)
+  --sport N              live: the source port (default: how the kernel's
+                         ephemeral ports spread over the slaves)
+  --src ADDR             live: the source address (default: the route's)
+  --policy POLICY        offline: layer2, layer2+3, layer3+4, encap2+3,
+                         encap3+4, vlan+srcmac (or 0-5)
+  --slaves NAME,...      offline: the slaves that can transmit, in enslave order
+  --src-mac MAC          offline: the bond's MAC address
+  --no-l4-hash           offline, encap3+4: the packets carry no socket or
+                         RSS hash (forwarded, unconnected UDP)
+  --kernel VERSION       hash as that kernel version does (default: this
+                         host's running kernel, e.g. 6.1 or 5.15.38)
+  Offline input: one UDP flow a line, "SRC_IP DST_IP SPORT DPORT DST_MAC"
+  (IPv4 or IPv6). Output, line for line: "SLAVE HASH INDEX", or
+  "- unpredictable" (reason on stderr), or "- error" for a line that is not a
+  flow (line number and reason on stderr, exit code 1). Empty lines and
+  # comments are copied.
+
 Examples:
+  bondtop --demo                         try it: a simulated host with two bonds
   bondtop bond0                          watch bond0
   bondtop --once bond0                   a one-shot table of bond0's slaves
   bondtop --once --json | jq .           every bond, rates over one second
   bondtop --count 60 --json bond0 >log   a minute of JSON lines
   bondtop list                           which bonds are here
   bondtop --root ./bundle --once         a support bundle copied from a server
+  bondtop hash bond0 10.0.0.5:443        which slave carries a connection to 10.0.0.5:443
+  bondtop hash --policy layer3+4 --slaves eth0,eth1 --src-mac 52:54:00:12:34:56 <flows.txt
 
 JSON fields are documented in the README; keys are snake_case and stable.
 `
@@ -64,6 +90,7 @@ JSON fields are documented in the README; keys are snake_case and stable.
 // options are the parsed command line.
 type options struct {
 	root     string
+	demo     bool
 	interval time.Duration
 	once     bool
 	count    int
@@ -80,6 +107,9 @@ func main() {
 // run is main without the process: it returns the exit code, so tests can
 // call it.
 func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "hash" {
+		return runHash(args[1:], os.Stdin, stdout, stderr)
+	}
 	opts, err := parseArgs(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(stdout, usageText)
@@ -132,6 +162,7 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 	fs := flag.NewFlagSet("bondtop", flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // errors are printed once, by run
 	fs.StringVar(&o.root, "root", "", "")
+	fs.BoolVar(&o.demo, "demo", false, "")
 	fs.DurationVar(&o.interval, "interval", collector.DefaultInterval, "")
 	fs.BoolVar(&o.once, "once", false, "")
 	fs.IntVar(&o.count, "count", 0, "")
@@ -165,6 +196,8 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 		return o, fmt.Errorf("--count %d: give a positive number of samples", o.count)
 	case o.once && o.count > 0:
 		return o, errors.New("--once and --count exclude each other: --once is --count 1")
+	case o.demo && o.root != "":
+		return o, errors.New("--demo and --root exclude each other: the demo is a simulated host")
 	case o.json && !o.once && o.count == 0 && o.command == "":
 		return o, errors.New("--json needs --once or --count N (the dashboard is interactive)")
 	}
@@ -177,6 +210,9 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 }
 
 func openSource(o options) (collector.Source, error) {
+	if o.demo {
+		return collector.NewDemoSource(time.Now), nil
+	}
 	if o.root != "" {
 		return collector.NewRootSource(o.root)
 	}

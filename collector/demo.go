@@ -1,0 +1,378 @@
+package collector
+
+import (
+	"math"
+	"net/netip"
+	"time"
+
+	"github.com/bondtop/bondtop/bonding"
+)
+
+// DemoSource simulates a host with two bonds, so bondtop can be tried
+// anywhere, without root or a bond:
+//
+//   - bond0: 802.3ad over four 10G slaves with the layer2 policy. Most of the
+//     traffic goes to one gateway, so one slave carries nearly all of it —
+//     the classic "4 x 10G moves 10G".
+//   - bond1: active-backup over two 1G slaves with a primary.
+//
+// Flows are placed on slaves by the kernel's own transmit hash
+// (bonding.Predictor), capped at the slave's speed, and about every 15 s
+// something happens (a slave loses link, a failover, the LACP partner
+// flaps), so every panel has something to show. The script repeats every
+// two minutes of simulated time.
+type DemoSource struct {
+	clock   func() time.Time
+	start   time.Time
+	last    time.Time
+	kernel  bonding.KernelVersion
+	bonds   []*simBond
+	elapsed time.Duration // simulated time since start, as of the last Read
+}
+
+// simBond is one simulated bond: its configuration, the state the script
+// sets, the flows it sends and the counters they add up to.
+type simBond struct {
+	name     string
+	mode     string
+	policy   string
+	mac      [6]byte
+	speeds   []int // Mbit/s per slave
+	slaves   []string
+	primary  string
+	flows    []simFlow
+	counters map[string]*[bonding.NumCounters]float64
+	// script state
+	linkDown     map[string]bool
+	failures     map[string]int
+	active       string
+	partnerLost  map[string]bool // LACP partner defaulted on that slave
+	churned      map[string]int
+	partnerMAC   [6]byte
+	partnerFlaps int
+}
+
+// simFlow is a stream of packets in both directions.
+type simFlow struct {
+	flow         bonding.Flow
+	txBps, rxBps float64
+	pktBytes     float64
+}
+
+// NewDemoSource starts the simulation at clock's now. Pass time.Now for a
+// live demo, a fake clock in tests to fast-forward.
+func NewDemoSource(clock func() time.Time) *DemoSource {
+	if clock == nil {
+		clock = time.Now
+	}
+	now := clock()
+	d := &DemoSource{clock: clock, start: now, last: now, kernel: bonding.KernelVersion{Major: 6, Minor: 12}}
+	d.bonds = []*simBond{demoLACPBond(), demoActiveBackupBond()}
+	return d
+}
+
+func mac(last ...byte) [6]byte {
+	m := [6]byte{0x02, 0x00, 0x5e, 0x10, 0x00, 0x00}
+	copy(m[6-len(last):], last)
+	return m
+}
+
+func newSimBond(name, mode, policy string, own [6]byte, slaves []string, speed int) *simBond {
+	b := &simBond{
+		name: name, mode: mode, policy: policy, mac: own, slaves: slaves,
+		counters:    make(map[string]*[bonding.NumCounters]float64),
+		linkDown:    make(map[string]bool),
+		failures:    make(map[string]int),
+		partnerLost: make(map[string]bool),
+		churned:     make(map[string]int),
+	}
+	for _, s := range append([]string{name}, slaves...) {
+		b.counters[s] = new([bonding.NumCounters]float64)
+		// Counters of a host that has been up a while, not zero.
+		b.counters[s][bonding.RxBytes] = 8.1e11
+		b.counters[s][bonding.TxBytes] = 9.3e11
+		b.counters[s][bonding.RxPackets] = 7.2e8
+		b.counters[s][bonding.TxPackets] = 8.0e8
+	}
+	for range slaves {
+		b.speeds = append(b.speeds, speed)
+	}
+	return b
+}
+
+// demoLACPBond: 4 x 10G, layer2, one gateway taking most traffic and a few
+// peers on the local subnet.
+func demoLACPBond() *simBond {
+	b := newSimBond("bond0", bonding.Mode8023AD, "layer2", mac(0x0a, 0x01), []string{"ens1f0", "ens1f1", "ens2f0", "ens2f1"}, 10000)
+	b.partnerMAC = [6]byte{0x00, 0x1c, 0x73, 0xaa, 0x3b, 0x01}
+	gateway := mac(0xfe, 0x01)
+	src := netip.MustParseAddr("10.20.0.11")
+	// Backups and replication to the gateway's side: many flows, one MAC.
+	for i := range 12 {
+		b.flows = append(b.flows, simFlow{
+			flow: bonding.Flow{SrcMAC: b.mac, DstMAC: gateway, Src: src, Dst: netip.AddrFrom4([4]byte{10, 30, byte(i), 5}),
+				Proto: bonding.ProtoTCP, SrcPort: uint16(40000 + i), DstPort: 873},
+			txBps: 0.9e9, rxBps: 0.12e9, pktBytes: 1400,
+		})
+	}
+	// Peers on the same subnet, each its own MAC.
+	for i, last := range []byte{0x21, 0x22, 0x23, 0x24, 0x25} {
+		b.flows = append(b.flows, simFlow{
+			flow: bonding.Flow{SrcMAC: b.mac, DstMAC: mac(0x20, last), Src: src, Dst: netip.AddrFrom4([4]byte{10, 20, 0, 100 + byte(i)}),
+				Proto: bonding.ProtoTCP, SrcPort: uint16(50000 + i), DstPort: 2049},
+			txBps: 0.6e9 + 0.25e9*float64(i), rxBps: 0.9e9, pktBytes: 1200,
+		})
+	}
+	return b
+}
+
+// demoActiveBackupBond: 2 x 1G with primary eno1.
+func demoActiveBackupBond() *simBond {
+	b := newSimBond("bond1", bonding.ModeActiveBackup, "", mac(0x0b, 0x01), []string{"eno1", "eno2"}, 1000)
+	b.primary, b.active = "eno1", "eno1"
+	src := netip.MustParseAddr("192.168.10.11")
+	for i := range 3 {
+		b.flows = append(b.flows, simFlow{
+			flow: bonding.Flow{SrcMAC: b.mac, DstMAC: mac(0xfe, 0x0b), Src: src, Dst: netip.AddrFrom4([4]byte{192, 168, 10, byte(20 + i)}),
+				Proto: bonding.ProtoTCP, SrcPort: uint16(33000 + i), DstPort: 22},
+			txBps: 140e6, rxBps: 60e6, pktBytes: 900,
+		})
+	}
+	return b
+}
+
+// demoScriptPeriod is the length of the repeating incident script.
+const demoScriptPeriod = 120 * time.Second
+
+// script sets the bonds' state for simulated time t: the incidents of the
+// demo, about one every 15 s.
+func (d *DemoSource) script(t time.Duration) {
+	lacp, ab := d.bonds[0], d.bonds[1]
+	phase := t % demoScriptPeriod
+
+	// 30-60 s: ens2f0 loses link; flows rehash over the other three.
+	lacp.setLink("ens2f0", !(phase >= 30*time.Second && phase < 60*time.Second))
+	// 45-75 s: eno1 (the primary) loses link: failover to eno2, and back.
+	ab.setLink("eno1", !(phase >= 45*time.Second && phase < 75*time.Second))
+	if ab.linkDown["eno1"] {
+		ab.active = "eno2"
+	} else {
+		ab.active = "eno1" // primary_reselect always: back to the primary
+	}
+	// 90-105 s: the switch stops sending LACPDUs on ens1f1: the port
+	// defaults, leaves the aggregator and churns.
+	lost := phase >= 90*time.Second && phase < 105*time.Second
+	if lost && !lacp.partnerLost["ens1f1"] {
+		lacp.churned["ens1f1"]++
+	}
+	lacp.partnerLost["ens1f1"] = lost
+}
+
+// setLink sets a slave's link, counting a failure on each loss.
+func (b *simBond) setLink(slave string, up bool) {
+	if !up && !b.linkDown[slave] {
+		b.failures[slave]++
+	}
+	b.linkDown[slave] = !up
+}
+
+// Read advances the simulation to now and reports it.
+func (d *DemoSource) Read() (Reading, error) {
+	now := d.clock()
+	dt := now.Sub(d.last).Seconds()
+	d.last = now
+	d.elapsed = now.Sub(d.start)
+	d.script(d.elapsed)
+	var r Reading
+	for _, sb := range d.bonds {
+		b := sb.state()
+		if dt > 0 {
+			sb.advance(&b, d.kernel, dt)
+		}
+		sb.fillCounters(&b)
+		r.Bonds = append(r.Bonds, b)
+	}
+	return r, nil
+}
+
+// Close ends nothing: the simulation has no resources.
+func (d *DemoSource) Close() error { return nil }
+
+// state builds the bond as the kernel would show it now.
+func (sb *simBond) state() bonding.Bond {
+	b := bonding.Bond{
+		Name: sb.name, Mode: new(sb.mode), MIIStatus: new("up"),
+		MIIMonMs: new(100), UpDelayMs: new(0), DownDelayMs: new(0), PeerNotifyMs: new(0),
+		MTU: new(9000), OperState: new("up"), DriverVersion: new("6.12.48+deb13-amd64"),
+	}
+	if sb.policy != "" {
+		b.XmitHashPolicy = new(sb.policy)
+	}
+	if sb.mode == bonding.ModeActiveBackup {
+		b.Primary, b.PrimaryReselect, b.ActiveSlave = new(sb.primary), new("always"), new(sb.active)
+		b.FailOverMAC = new("none")
+	}
+	ownMAC := macString(sb.mac)
+	agg := 1
+	inAgg := 0
+	for i, name := range sb.slaves {
+		up := !sb.linkDown[name]
+		s := bonding.Slave{
+			Name: name, MIIStatus: new("down"), State: new("backup"), MTU: new(9000), OperState: new("down"),
+			LinkFailureCount: new(sb.failures[name]), PermHWAddr: new(macString(mac(byte(0x40+len(sb.slaves)), byte(i+1)))), QueueID: new(0),
+		}
+		if up {
+			s.MIIStatus, s.OperState = new("up"), new("up")
+			s.SpeedMbps, s.Duplex = new(sb.speeds[i]), new("full")
+		}
+		switch sb.mode {
+		case bonding.ModeActiveBackup:
+			if name == sb.active {
+				s.State = new("active")
+			}
+		case bonding.Mode8023AD:
+			s.AggregatorID = new(1)
+			s.ActorChurnState, s.PartnerChurnState = new("monitoring"), new("monitoring")
+			s.ActorChurnedCount, s.PartnerChurnedCount = new(0), new(sb.churned[name])
+			actor := bonding.StateActivity | bonding.StateShortTimeout | bonding.StateAggregation | bonding.StateSynchronization | bonding.StateCollecting | bonding.StateDistributing
+			partner := actor
+			partnerMAC, partnerKey := macString(sb.partnerMAC), 1
+			switch {
+			case !up:
+				actor = bonding.StateActivity | bonding.StateShortTimeout | bonding.StateAggregation | bonding.StateDefaulted
+				partner = bonding.StateActivity
+				partnerMAC, partnerKey = "00:00:00:00:00:00", 0
+			case sb.partnerLost[name]:
+				// No LACPDUs heard: defaulted, own aggregator, churned.
+				actor = bonding.StateActivity | bonding.StateShortTimeout | bonding.StateAggregation | bonding.StateDefaulted
+				partner = bonding.StateActivity
+				partnerMAC, partnerKey = "00:00:00:00:00:00", 0
+				s.AggregatorID = new(2 + i)
+				s.PartnerChurnState = new("churned")
+			default:
+				s.State = new("active")
+				inAgg++
+			}
+			s.Actor = &bonding.ActorPort{Port: bonding.Port{SystemPriority: new(65535), SystemMAC: new(ownMAC), Key: new(15),
+				PortPriority: new(255), PortNumber: new(i + 1), PortState: new(actor)}}
+			s.Partner = &bonding.PartnerPort{Port: bonding.Port{SystemPriority: new(32768), SystemMAC: new(partnerMAC), Key: new(partnerKey),
+				PortPriority: new(32768), PortNumber: new(0x100 + i + 1), PortState: new(partner)}}
+		default:
+			if up {
+				s.State = new("active")
+			}
+		}
+		b.Slaves = append(b.Slaves, s)
+	}
+	if sb.mode == bonding.Mode8023AD {
+		b.LACP = &bonding.LACP{
+			Active: new(true), Rate: new("fast"), MinLinks: new(0), ADSelect: new("stable"),
+			SystemPriority: new(65535), SystemMAC: new(ownMAC),
+			AggregatorID: new(agg), NumPorts: new(inAgg), ActorKey: new(15), PartnerKey: new(1),
+			PartnerMAC: new(macString(sb.partnerMAC)),
+		}
+	}
+	return b
+}
+
+// advance adds dt seconds of traffic to the counters: each flow on the
+// slave the kernel's hash picks, each slave capped at its speed.
+func (sb *simBond) advance(b *bonding.Bond, k bonding.KernelVersion, dt float64) {
+	pred, err := bonding.NewPredictor(b, k)
+	if err != nil {
+		return
+	}
+	index := make(map[string]int, len(sb.slaves))
+	for i, s := range sb.slaves {
+		index[s] = i
+	}
+	offeredTx := make([]float64, len(sb.slaves))
+	offeredRx := make([]float64, len(sb.slaves))
+	egress := make([]int, len(sb.flows))
+	ingress := make([]int, len(sb.flows))
+	for i := range sb.flows {
+		f := &sb.flows[i]
+		egress[i], ingress[i] = -1, -1
+		if c, err := pred.Predict(&f.flow); err == nil && c.Slave != "" {
+			egress[i] = index[c.Slave]
+			offeredTx[egress[i]] += f.txBps
+		}
+		// The switch hashes the return traffic with its own function; the
+		// same hash over the reversed frame is a fair stand-in.
+		back := f.flow
+		back.SrcMAC, back.DstMAC = f.flow.DstMAC, f.flow.SrcMAC
+		back.Src, back.Dst = f.flow.Dst, f.flow.Src
+		back.SrcPort, back.DstPort = f.flow.DstPort, f.flow.SrcPort
+		if c, err := pred.Predict(&back); err == nil && c.Slave != "" {
+			ingress[i] = index[c.Slave]
+			offeredRx[ingress[i]] += f.rxBps
+		}
+	}
+	// A slave carries at most 96% of its speed; flows on it share that.
+	scale := func(offered float64, slave int) float64 {
+		capBps := float64(sb.speeds[slave]) * 1e6 * 0.96
+		if offered <= capBps || offered == 0 {
+			return 1
+		}
+		return capBps / offered
+	}
+	bondC := sb.counters[sb.name]
+	for i := range sb.flows {
+		f := &sb.flows[i]
+		if e := egress[i]; e >= 0 {
+			bytes := f.txBps * scale(offeredTx[e], e) * dt / 8
+			c := sb.counters[sb.slaves[e]]
+			c[bonding.TxBytes] += bytes
+			c[bonding.TxPackets] += bytes / f.pktBytes
+			bondC[bonding.TxBytes] += bytes
+			bondC[bonding.TxPackets] += bytes / f.pktBytes
+		}
+		if in := ingress[i]; in >= 0 {
+			bytes := f.rxBps * scale(offeredRx[in], in) * dt / 8
+			c := sb.counters[sb.slaves[in]]
+			c[bonding.RxBytes] += bytes
+			c[bonding.RxPackets] += bytes / f.pktBytes
+			bondC[bonding.RxBytes] += bytes
+			bondC[bonding.RxPackets] += bytes / f.pktBytes
+		}
+	}
+	// Background: multicast and LACPDUs reach every slave that has link,
+	// the active-backup standby included; a saturated slave overruns.
+	for i, s := range sb.slaves {
+		if sb.linkDown[s] {
+			continue
+		}
+		c := sb.counters[s]
+		c[bonding.RxBytes] += 12_000 * dt
+		c[bonding.RxPackets] += 40 * dt
+		if offeredRx[i] > float64(sb.speeds[i])*1e6*0.96 {
+			c[bonding.RxDropped] += 35 * dt
+			c[bonding.RxFifoErrors] += 12 * dt
+		}
+	}
+}
+
+// fillCounters copies the accumulators into b's counters.
+func (sb *simBond) fillCounters(b *bonding.Bond) {
+	set := func(cs *bonding.Counters, acc *[bonding.NumCounters]float64) {
+		for c := bonding.Counter(0); c < bonding.NumCounters; c++ {
+			cs.Set(c, uint64(math.Floor(acc[c])))
+		}
+	}
+	set(&b.Counters, sb.counters[sb.name])
+	for i := range b.Slaves {
+		set(&b.Slaves[i].Counters, sb.counters[b.Slaves[i].Name])
+	}
+}
+
+func macString(m [6]byte) string {
+	const hex = "0123456789abcdef"
+	out := make([]byte, 0, 17)
+	for i, b := range m {
+		if i > 0 {
+			out = append(out, ':')
+		}
+		out = append(out, hex[b>>4], hex[b&15])
+	}
+	return string(out)
+}
