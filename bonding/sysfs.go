@@ -15,9 +15,9 @@ import (
 // take an fs.FS so the live host (os.DirFS("/")) and a copied support bundle
 // (os.DirFS(dir)) go through the same code.
 const (
-	SysClassNet     = "sys/class/net"
-	ProcNetBonding  = "proc/net/bonding"
-	ProcNetDev      = "proc/net/dev"
+	SysClassNet    = "sys/class/net"
+	ProcNetBonding = "proc/net/bonding"
+	ProcNetDev     = "proc/net/dev"
 	bondingMasters = SysClassNet + "/bonding_masters"
 )
 

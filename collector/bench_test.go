@@ -3,8 +3,8 @@ package collector
 import (
 	"fmt"
 	"os"
-	"strings"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 )
