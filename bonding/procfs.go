@@ -30,6 +30,24 @@ var ErrNotBondingFile = errors.New("not a bonding status file")
 // The error wraps ErrNotBondingFile and is returned only when the data has
 // neither a "Bonding Mode:" nor a "Slave Interface:" line.
 func ParseProc(name string, data []byte) (Bond, []string, error) {
+	b, notes, err := ParseProcReport(name, data)
+	return b, notes.Unparsed, err
+}
+
+// ProcNotes are the lines of a /proc/net/bonding file that ParseProc could
+// not use.
+type ProcNotes struct {
+	// Unparsed holds every such line, in file order.
+	Unparsed []string
+	// Garbled holds those of them whose key is known but whose value did
+	// not parse: a damaged file, worth a warning. The other unparsed lines
+	// are most likely a newer kernel's additions, worth nothing more.
+	Garbled []string
+}
+
+// ParseProcReport is ParseProc telling garbled values apart from lines it
+// does not know.
+func ParseProcReport(name string, data []byte) (Bond, ProcNotes, error) {
 	// A copy saved by a Windows editor may start with a byte order mark.
 	data = bytes.TrimPrefix(data, []byte("\ufeff"))
 
@@ -55,18 +73,26 @@ func ParseProc(name string, data []byte) (Bond, []string, error) {
 			// lines, the four spaces before the details lines and
 			// whatever blanks a copy added.
 			part = bytes.TrimSpace(part)
-			if len(part) > 0 && p.line(part) != procOK {
-				p.unknown = append(p.unknown, string(part))
+			if len(part) == 0 {
+				continue
+			}
+			switch p.line(part) {
+			case procOK:
+			case procBad:
+				p.notes.Garbled = append(p.notes.Garbled, string(part))
+				p.notes.Unparsed = append(p.notes.Unparsed, p.notes.Garbled[len(p.notes.Garbled)-1])
+			default:
+				p.notes.Unparsed = append(p.notes.Unparsed, string(part))
 			}
 		}
 	}
 	if !p.isBonding {
-		return Bond{Name: name}, nil, fmt.Errorf("/proc/net/bonding/%s: %w: no \"Bonding Mode:\" or \"Slave Interface:\" line (is it the file of a bond?)", name, ErrNotBondingFile)
+		return Bond{Name: name}, ProcNotes{}, fmt.Errorf("/proc/net/bonding/%s: %w: no \"Bonding Mode:\" or \"Slave Interface:\" line (is it the file of a bond?)", name, ErrNotBondingFile)
 	}
 	if p.b.LACP == nil && p.b.Is8023AD() {
 		p.b.LACP = &LACP{}
 	}
-	return p.b, p.unknown, nil
+	return p.b, p.notes, nil
 }
 
 // procResult says what became of one line.
@@ -111,7 +137,7 @@ func (a *procArena[T]) put(v T) *T {
 // procParser holds the state of one ParseProc call.
 type procParser struct {
 	b         Bond
-	unknown   []string
+	notes     ProcNotes
 	sec       procSection
 	cur       int  // index of the current slave in b.Slaves; -1 after a bad header
 	lacpBlock bool // "802.3ad info" was seen

@@ -963,3 +963,24 @@ func BenchmarkParseProc(b *testing.B) {
 		}
 	}
 }
+
+// TestParseProcReportGarbledVersusUnknown: a known key with a bad value is
+// damage (a warning); a key the parser does not know is a newer kernel.
+func TestParseProcReportGarbledVersusUnknown(t *testing.T) {
+	in := "Bonding Mode: load balancing (xor)\nMII Polling Interval (ms): abc\nShiny New Option: 7\n\nSlave Interface: eth0\nLink Failure Count: -x\n"
+	b, notes, err := ParseProcReport("bond0", []byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.MIIMonMs != nil || len(b.Slaves) != 1 || b.Slaves[0].LinkFailureCount != nil {
+		t.Fatalf("garbled fields must be nil: %+v", b)
+	}
+	wantGarbled := []string{"MII Polling Interval (ms): abc", "Link Failure Count: -x"}
+	if !slices.Equal(notes.Garbled, wantGarbled) {
+		t.Errorf("garbled = %q, want %q", notes.Garbled, wantGarbled)
+	}
+	wantAll := []string{"MII Polling Interval (ms): abc", "Shiny New Option: 7", "Link Failure Count: -x"}
+	if !slices.Equal(notes.Unparsed, wantAll) {
+		t.Errorf("unparsed = %q, want %q", notes.Unparsed, wantAll)
+	}
+}

@@ -132,12 +132,13 @@ func (s *RootSource) readBond(r *Reading, name string) (bonding.Bond, bool) {
 	procOK := false
 	switch {
 	case perr == nil:
-		parsed, _, err := bonding.ParseProc(name, proc)
+		parsed, notes, err := bonding.ParseProcReport(name, proc)
 		if err != nil {
 			r.Warnings = append(r.Warnings, err.Error()) // names the file
 			b = bonding.Bond{Name: name}
 		} else {
 			b, procOK = parsed, true
+			r.Warnings = append(r.Warnings, garbledWarnings("/"+procFile, notes.Garbled)...)
 		}
 	case errors.Is(perr, fs.ErrNotExist):
 		b = bonding.Bond{Name: name}
@@ -231,4 +232,17 @@ func procHidesRootOnly(b *bonding.Bond) bool {
 	}
 	l := b.LACP
 	return l.SystemMAC == nil && l.AggregatorID == nil && !l.NoActiveAggregator
+}
+
+// garbledWarnings turns the garbled lines of a procfs file into warnings
+// that name the file; the fields those lines held are nil.
+func garbledWarnings(file string, garbled []string) []string {
+	if len(garbled) == 0 {
+		return nil
+	}
+	out := make([]string, 0, len(garbled))
+	for _, line := range garbled {
+		out = append(out, fmt.Sprintf("%s: cannot parse %q (that field is left empty)", file, line))
+	}
+	return out
 }

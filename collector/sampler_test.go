@@ -246,3 +246,35 @@ func TestSnapshotJSONNullsAndNames(t *testing.T) {
 		}
 	}
 }
+
+// TestGarbledFilesLoseOnlyTheirFields: a damaged procfs value and an
+// unreadable counter give warnings naming the file; every other field and
+// the other slave's rates still come through.
+func TestGarbledFilesLoseOnlyTheirFields(t *testing.T) {
+	tr := activeBackupTree(t)
+	proc := strings.Replace(activeBackupProc("eth0", "up", "up", 0), "Link Failure Count: 0", "Link Failure Count: many", 1)
+	tr.write("proc/net/bonding/bond0", proc)
+	tr.write("sys/class/net/eth0/bonding_slave/link_failure_count", "also garbage\n")
+	s, clk := newTestSampler(t, tr)
+	mustSample(t, s)
+	tr.write("sys/class/net/eth1/statistics/tx_bytes", "12x\n")
+	tr.counters("eth0", 1000, 1000)
+	clk.Advance(time.Second)
+	snap := mustSample(t, s)
+	b := snap.Bond("bond0")
+	if b.Slaves[0].LinkFailureCount != nil {
+		t.Errorf("garbled link failure count = %v, want nil", *b.Slaves[0].LinkFailureCount)
+	}
+	if b.Slaves[0].PermHWAddr == nil || b.Slaves[1].LinkFailureCount == nil || b.ActiveSlave == nil {
+		t.Error("fields of undamaged lines must survive")
+	}
+	if b.Slaves[0].TxBps == nil || b.Slaves[1].TxBps != nil || b.Slaves[1].RxBps == nil {
+		t.Errorf("eth0 tx %v, eth1 tx %v (garbled), eth1 rx %v", b.Slaves[0].TxBps, b.Slaves[1].TxBps, b.Slaves[1].RxBps)
+	}
+	all := strings.Join(snap.Warnings, "\n")
+	for _, want := range []string{"/proc/net/bonding/bond0", "Link Failure Count: many", "/sys/class/net/eth1/statistics/tx_bytes", "/sys/class/net/eth0/bonding_slave/link_failure_count"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("warnings do not mention %q:\n%s", want, all)
+		}
+	}
+}
