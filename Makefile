@@ -23,6 +23,7 @@ build:
 test: deps lint unit test-lab
 
 deps: tools lab-deps
+	./scripts/test-deps.sh
 
 tools:
 	@test -x $(GOBIN)/staticcheck || $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)

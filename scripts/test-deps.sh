@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# test-deps.sh installs the peers the unit tests talk to: iperf3 (the load
+# engine is tested against a real `iperf3 -s` and `iperf3 -c`; the product
+# never runs it). Idempotent: a tool already on PATH is left alone. Other
+# test-only tools belong here too, one block each.
+set -euo pipefail
+
+fail() { echo "test-deps: $*" >&2; exit 1; }
+
+# Run privileged commands directly as root, through sudo otherwise.
+as_root() {
+	if [ "$(id -u)" = 0 ]; then "$@"
+	elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then sudo "$@"
+	else fail "needs root (or password-less sudo) to run: $*"
+	fi
+}
+
+updated=
+apt_install() {
+	command -v apt-get >/dev/null || fail "no apt-get here: install $* by hand"
+	# A fresh machine has no package lists; refresh once per run.
+	if [ -z "$updated" ]; then as_root apt-get update -qq; updated=1; fi
+	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
+
+# iperf3: the load tests' peer (Debian bookworm ships 3.12).
+if ! command -v iperf3 >/dev/null; then
+	apt_install iperf3
+fi
+echo "test-deps: $(iperf3 --version | head -1)"
