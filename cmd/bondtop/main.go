@@ -39,6 +39,9 @@ Usage:
   bondtop hash BOND ADDR:PORT        which slave a flow from this host takes, and why
   bondtop hash --policy P --slaves A,B,... --src-mac MAC <flows
                                      the same for flows on standard input (planning)
+  bondtop load HOST[:PORT] [flags]   an iperf3 test to HOST, streams placed on slaves
+                                     (bondtop load -h for its flags)
+  bondtop serve [--listen ADDR:PORT] an iperf3 server (default :5201) for iperf3 -c
 
 Modes:
   --once                 two samples one interval apart, then exit
@@ -109,6 +112,12 @@ func main() {
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "hash" {
 		return runHash(args[1:], os.Stdin, stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "load" {
+		return runLoad(args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "serve" {
+		return runServe(args[1:], stdout, stderr)
 	}
 	opts, err := parseArgs(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
