@@ -30,6 +30,10 @@ type Options struct {
 	// Clock returns the current time with a monotonic reading; time.Now
 	// when nil. Tests fast-forward it.
 	Clock func() time.Time
+	// Sinks receive every snapshot, on the sampling goroutine, before
+	// Sample returns it: the fan-out to a recorder or a metrics endpoint
+	// that should see every mode's snapshots. They must not block.
+	Sinks []func(*Snapshot)
 }
 
 // Sampler reads a Source and turns consecutive readings into Snapshots.
@@ -186,6 +190,9 @@ func (s *Sampler) sampleReading(r Reading) (*Snapshot, error) {
 	}
 	s.prev, s.prevAt, s.started = cur, now, true
 	s.hist.record(snap)
+	for _, sink := range s.opts.Sinks {
+		sink(snap)
+	}
 	return snap, nil
 }
 

@@ -25,7 +25,7 @@ func isTerminal(w io.Writer) bool {
 // so an unknown bond is reported like everywhere else in the CLI, on
 // stderr with exit code 2, and never flashes a screen.
 func dashboard(src collector.Source, o options) error {
-	s := collector.NewSampler(src, collector.Options{Interval: o.interval, Bonds: o.bonds})
+	s := collector.NewSampler(src, o.samplerOptions())
 	first, err := s.Sample()
 	if err != nil {
 		return err

@@ -50,6 +50,9 @@ Modes:
 
 Flags:
   --demo                 a simulated host with two bonds (no root, no bond needed)
+  --listen ADDR:PORT     serve Prometheus metrics on http://ADDR:PORT/metrics,
+                         beside the dashboard or any other mode
+  --headless             with --listen: no screen, only metrics, until stopped
   --root DIR             read DIR/proc and DIR/sys (a copy of another host's
                          /proc/net/bonding and /sys/class/net) instead of this host
   --interval DURATION    time between samples, Go syntax: 200ms, 1s, 2s
@@ -84,6 +87,7 @@ Examples:
   bondtop --count 60 --json bond0 >log   a minute of JSON lines
   bondtop list                           which bonds are here
   bondtop --root ./bundle --once         a support bundle copied from a server
+  bondtop --listen :9843 --headless      a fleet host for Prometheus to scrape
   bondtop hash bond0 10.0.0.5:443        which slave carries a connection to 10.0.0.5:443
   bondtop hash --policy layer3+4 --slaves eth0,eth1 --src-mac 52:54:00:12:34:56 <flows.txt
 
@@ -94,6 +98,10 @@ JSON fields are documented in the README; keys are snake_case and stable.
 type options struct {
 	root     string
 	demo     bool
+	listen   string
+	headless bool
+	// sinks receive every snapshot (metrics, recorder), set up by run.
+	sinks    []func(*collector.Snapshot)
 	interval time.Duration
 	once     bool
 	count    int
@@ -139,6 +147,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	defer src.Close()
 
+	if opts.listen != "" {
+		sink, stop, err := startMetrics(opts.listen, stderr)
+		if err != nil {
+			return fail(stderr, err)
+		}
+		defer stop()
+		opts.sinks = append(opts.sinks, sink)
+	}
+
 	switch {
 	case opts.command == "list":
 		return fail(stderr, listBonds(src, opts.json, stdout))
@@ -146,6 +163,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, sampleAndPrint(src, opts, 1, stdout))
 	case opts.count > 0:
 		return fail(stderr, sampleAndPrint(src, opts, opts.count, stdout))
+	case opts.headless:
+		return fail(stderr, headless(src, opts, stderr))
 	case isTerminal(stdout):
 		return fail(stderr, dashboard(src, opts))
 	default:
@@ -172,6 +191,8 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 	fs.SetOutput(io.Discard) // errors are printed once, by run
 	fs.StringVar(&o.root, "root", "", "")
 	fs.BoolVar(&o.demo, "demo", false, "")
+	fs.StringVar(&o.listen, "listen", "", "")
+	fs.BoolVar(&o.headless, "headless", false, "")
 	fs.DurationVar(&o.interval, "interval", collector.DefaultInterval, "")
 	fs.BoolVar(&o.once, "once", false, "")
 	fs.IntVar(&o.count, "count", 0, "")
@@ -205,6 +226,10 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 		return o, fmt.Errorf("--count %d: give a positive number of samples", o.count)
 	case o.once && o.count > 0:
 		return o, errors.New("--once and --count exclude each other: --once is --count 1")
+	case o.headless && o.listen == "":
+		return o, errors.New("--headless needs --listen ADDR:PORT (it only serves metrics)")
+	case o.headless && (o.once || o.count > 0):
+		return o, errors.New("--headless runs until stopped: drop --once/--count")
 	case o.demo && o.root != "":
 		return o, errors.New("--demo and --root exclude each other: the demo is a simulated host")
 	case o.json && !o.once && o.count == 0 && o.command == "":

@@ -20,7 +20,7 @@ import (
 // sampleAndPrint primes the sampler with one reading, then prints n
 // snapshots one interval apart, each with rates over its interval.
 func sampleAndPrint(src collector.Source, o options, n int, w io.Writer) error {
-	s := collector.NewSampler(src, collector.Options{Interval: o.interval, Bonds: o.bonds})
+	s := collector.NewSampler(src, o.samplerOptions())
 	if _, err := s.Sample(); err != nil {
 		return err
 	}
@@ -56,7 +56,7 @@ func sampleAndPrint(src collector.Source, o options, n int, w io.Writer) error {
 func watch(src collector.Source, o options, w io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	s := collector.NewSampler(src, collector.Options{Interval: o.interval, Bonds: o.bonds})
+	s := collector.NewSampler(src, o.samplerOptions())
 	first := true
 	return s.Run(ctx, func(snap *collector.Snapshot) {
 		if first {

@@ -1,0 +1,139 @@
+package metrics
+
+import (
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/bondtop/bondtop/collector"
+)
+
+// scrape serves the exporter over HTTP and parses what a Prometheus server
+// would read.
+func scrape(t *testing.T, e *Exporter) map[string]*dto.MetricFamily {
+	t.Helper()
+	srv := httptest.NewServer(e.Handler())
+	defer srv.Close()
+	resp, err := srv.Client().Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatalf("not the Prometheus text format: %v", err)
+	}
+	return fams
+}
+
+// find returns the value of the family's metric with these labels.
+func find(t *testing.T, fams map[string]*dto.MetricFamily, name string, labels map[string]string) float64 {
+	t.Helper()
+	f := fams[name]
+	if f == nil {
+		t.Fatalf("no metric %s", name)
+	}
+next:
+	for _, m := range f.Metric {
+		for _, lp := range m.Label {
+			if want, ok := labels[lp.GetName()]; ok && want != lp.GetValue() {
+				continue next
+			}
+		}
+		switch {
+		case m.Counter != nil:
+			return m.Counter.GetValue()
+		case m.Gauge != nil:
+			return m.Gauge.GetValue()
+		}
+	}
+	t.Fatalf("no %s with labels %v", name, labels)
+	return 0
+}
+
+// TestMetricsMatchSnapshot checks every exported family against the
+// snapshot it came from, on the demo host (an 802.3ad and an active-backup
+// bond), at a moment with a slave down and LACP details present.
+func TestMetricsMatchSnapshot(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	clock := func() time.Time { return now }
+	s := collector.NewSampler(collector.NewDemoSource(clock), collector.Options{Clock: clock})
+	var snap *collector.Snapshot
+	for range 35 { // past the demo's first incident, at 30 s
+		var err error
+		if snap, err = s.Sample(); err != nil {
+			t.Fatal(err)
+		}
+		now = now.Add(time.Second)
+	}
+	e := New()
+	if fams := scrape(t, e); fams["bondtop_bond_up"] != nil {
+		t.Fatal("metrics before the first snapshot")
+	}
+	e.Update(snap)
+	fams := scrape(t, e)
+
+	for _, b := range snap.Bonds {
+		bl := map[string]string{"bond": b.Name}
+		if got := find(t, fams, "bondtop_bond_transmit_bytes_total", bl); got != float64(*b.TxBytes) {
+			t.Errorf("%s tx bytes %v, snapshot %v", b.Name, got, *b.TxBytes)
+		}
+		if got := find(t, fams, "bondtop_bond_slaves", bl); got != float64(len(b.Slaves)) {
+			t.Errorf("%s slaves %v", b.Name, got)
+		}
+		if got := find(t, fams, "bondtop_bond_info", map[string]string{"bond": b.Name, "mode": *b.Mode}); got != 1 {
+			t.Errorf("%s info %v", b.Name, got)
+		}
+		for _, sl := range b.Slaves {
+			l := map[string]string{"bond": b.Name, "slave": sl.Name}
+			if got := find(t, fams, "bondtop_slave_receive_bytes_total", l); got != float64(*sl.RxBytes) {
+				t.Errorf("%s rx bytes %v, snapshot %v", sl.Name, got, *sl.RxBytes)
+			}
+			if got := find(t, fams, "bondtop_slave_receive_fifo_errors_total", l); got != float64(*sl.RxFifoErrors) {
+				t.Errorf("%s fifo %v", sl.Name, got)
+			}
+			up := 0.0
+			if *sl.MIIStatus == "up" {
+				up = 1
+			}
+			if got := find(t, fams, "bondtop_slave_up", l); got != up {
+				t.Errorf("%s up %v, mii %s", sl.Name, got, *sl.MIIStatus)
+			}
+			if got := find(t, fams, "bondtop_slave_link_failures_total", l); got != float64(*sl.LinkFailureCount) {
+				t.Errorf("%s failures %v", sl.Name, got)
+			}
+			if sl.Partner != nil {
+				pl := map[string]string{"bond": b.Name, "slave": sl.Name, "side": "partner"}
+				if got := find(t, fams, "bondtop_slave_lacp_port_state", pl); got != float64(*sl.Partner.PortState) {
+					t.Errorf("%s partner state %v", sl.Name, got)
+				}
+				find(t, fams, "bondtop_slave_lacp_partner_info", map[string]string{"bond": b.Name, "slave": sl.Name, "partner_mac": *sl.Partner.SystemMAC})
+			}
+		}
+	}
+	// At 30-60 s the demo's ens2f0 is down: the alert's input.
+	if got := find(t, fams, "bondtop_slave_up", map[string]string{"bond": "bond0", "slave": "ens2f0"}); got != 0 {
+		t.Errorf("ens2f0 up = %v during its outage", got)
+	}
+	if got := find(t, fams, "bondtop_bond_slaves_up", map[string]string{"bond": "bond0"}); got != 3 {
+		t.Errorf("bond0 slaves up = %v, want 3", got)
+	}
+	if fams["bondtop_bond_transmit_bytes_total"].GetType() != dto.MetricType_COUNTER {
+		t.Error("byte counters must be counters")
+	}
+}
+
+// TestVanishedBondIsReported: a followed bond that is gone reads
+// bondtop_bond_present 0, so an alert can fire on it.
+func TestVanishedBondIsReported(t *testing.T) {
+	e := New()
+	e.Update(&collector.Snapshot{Missing: []string{"bond7"}})
+	if got := find(t, scrape(t, e), "bondtop_bond_present", map[string]string{"bond": "bond7"}); got != 0 {
+		t.Fatalf("present = %v", got)
+	}
+}
