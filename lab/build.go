@@ -12,16 +12,21 @@ import (
 )
 
 // Kernel is an unpacked Debian linux-image package: the kernel to boot and
-// the three modules the guest loads, in load order (bonding needs tls).
+// the modules the guest loads.
 type Kernel struct {
 	Dir     string   // the package tree (.cache/lab/kernel)
 	Image   string   // boot/vmlinuz-*
-	Modules []string // tls, veth, bonding (.ko, maybe .ko.xz or .ko.zst)
+	Modules []string // .ko, maybe .ko.xz or .ko.zst
 }
 
 // guestModules are the modules the guest loads, relative to
-// lib/modules/<release>/kernel, without the compression suffix.
-var guestModules = []string{"net/tls/tls.ko", "drivers/net/veth.ko", "drivers/net/bonding/bonding.ko"}
+// lib/modules/<release>/kernel, without the compression suffix: bonding
+// (which needs tls), veth, and the bridge (needs llc and stp) that stands
+// in for a switch.
+var guestModules = []string{
+	"net/tls/tls.ko", "drivers/net/bonding/bonding.ko", "drivers/net/veth.ko",
+	"net/llc/llc.ko", "net/802/stp.ko", "net/bridge/bridge.ko",
+}
 
 // ModuleRoot returns the directory of bondtop's go.mod.
 func ModuleRoot() (string, error) {

@@ -95,10 +95,11 @@ func setup(report *os.File) error {
 		tio.Oflag &^= unix.OPOST
 		unix.IoctlSetTermios(int(report.Fd()), unix.TCSETS, tio)
 	}
-	// tls before bonding (bonding depends on it). max_bonds=0, or the
-	// driver creates a bond0 of its own.
+	// Dependencies first: tls for bonding, llc and stp for the bridge.
+	// max_bonds=0, or the driver creates a bond0 of its own.
 	for _, m := range []struct{ name, params string }{
-		{"tls", ""}, {"veth", ""}, {"bonding", "max_bonds=0"},
+		{"tls", ""}, {"bonding", "max_bonds=0"}, {"veth", ""},
+		{"llc", ""}, {"stp", ""}, {"bridge", ""},
 	} {
 		if err := loadModule(m.name, m.params); err != nil {
 			return err

@@ -63,6 +63,16 @@ func Counters(t testing.TB, name string, ifaces ...string) []uint64 {
 	return out
 }
 
+// ProcLines returns /proc/net/bonding/<bond> as lines.
+func ProcLines(t testing.TB, bond string) []string {
+	t.Helper()
+	b, err := os.ReadFile("/proc/net/bonding/" + bond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(string(b), "\n")
+}
+
 // ProcSlave returns, from /proc/net/bonding/<bond>, the lines of one
 // slave's section, keyed by their trimmed text before the first colon, in
 // order; the "details actor/partner lacp pdu:" subsections prefix their
@@ -131,3 +141,14 @@ func Measure(t testing.TB, name string, value float64, unit string) {
 
 // FormatStates formats LACP port states for messages.
 func FormatStates(states []int) string { return fmt.Sprint(states) }
+
+// Show formats a pointer field for messages: its value or "null".
+func Show[T any](p *T) string {
+	if p == nil {
+		return "null"
+	}
+	return fmt.Sprint(*p)
+}
+
+// Is reports whether the pointer field holds want.
+func Is[T comparable](p *T, want T) bool { return p != nil && *p == want }

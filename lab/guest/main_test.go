@@ -3,15 +3,10 @@
 package guest
 
 import (
-	"flag"
 	"fmt"
 	"os"
 	"testing"
 )
-
-// captureFixtures asks scenarios to copy their proc and sys trees into
-// FixtureDir (the host passes it for make lab-fixtures).
-var captureFixtures = flag.Bool("lab.fixtures", false, "copy each scenario's /proc and /sys files into "+FixtureDir)
 
 func TestMain(m *testing.M) {
 	if os.Getpid() == 1 {
@@ -20,6 +15,9 @@ func TestMain(m *testing.M) {
 	if !InVM() {
 		fmt.Println("lab/guest: these tests run inside the lab VM only; run go test ./lab/ (or make test-lab)")
 		os.Exit(0)
+	}
+	if os.Getenv(helperEnv) == "unprivileged-read" {
+		os.Exit(unprivilegedRead())
 	}
 	os.Exit(m.Run())
 }

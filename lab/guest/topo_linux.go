@@ -216,6 +216,21 @@ func (ns *NS) Bond(t testing.TB, name string, spec BondSpec, slaves ...string) {
 	ns.Up(t, name)
 }
 
+// Bridge creates a bridge over ports and brings it up: a learning switch,
+// the peer the balance-tlb and balance-alb modes are made for.
+func (ns *NS) Bridge(t testing.TB, name string, ports ...string) {
+	t.Helper()
+	if err := ns.NL.LinkAdd(&netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: name}}); err != nil {
+		t.Fatalf("bridge %s in %s: %v", name, ns.Name, err)
+	}
+	for _, port := range ports {
+		if err := ns.NL.LinkSetMasterByIndex(ns.Link(t, port), ns.Link(t, name).Attrs().Index); err != nil {
+			t.Fatalf("%s into bridge %s: %v", port, name, err)
+		}
+	}
+	ns.Up(t, name)
+}
+
 // Enslave adds slave to bond. The kernel wants the slave down while it is
 // enslaved; the bond brings it up again.
 func (ns *NS) Enslave(t testing.TB, bond, slave string) {

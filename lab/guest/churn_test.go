@@ -1,0 +1,95 @@
+//go:build linux
+
+package guest
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bondtop/bondtop/collector"
+)
+
+// TestChurn: while traffic flows and bondtop samples every 100 ms, a slave
+// is released and enslaved again, then the bond is deleted. bondtop must
+// keep running, report each change as an event and never show a negative
+// or absurd rate (a re-enslaved slave's counters may go back).
+func TestChurn(t *testing.T) {
+	p := NewPair(t, 60, 3)
+	spec := BondSpec{Mode: "balance-xor", XmitHashPolicy: "layer3+4"}
+	p.Root.Bond(t, p.Bond, spec, p.Slaves...)
+	p.Peer.Bond(t, "pbond0", spec, p.Far...)
+	p.Root.Addr(t, p.Bond, p.LocalCIDR())
+	p.Peer.Addr(t, "pbond0", p.RemoteCIDR())
+
+	bt := NewBondtop(t, 100*time.Millisecond)
+	w := bt.Watch(t)
+	// Two streams: enough to move counters, not so many that the emulated
+	// CPUs leave the sampler no time.
+	tr := StartTCP(t, p.Peer, p.Local, p.Remote, 2, 44000)
+	time.Sleep(time.Second)
+
+	released := time.Now()
+	p.Root.Release(t, "dut1")
+	if slaves := Sysfs(t, p.Bond, "bonding/slaves"); strings.Contains(slaves, "dut1") {
+		t.Fatalf("kernel still lists dut1: %s", slaves)
+	}
+	ev := w.WaitEvent(t, 10*time.Second, "slave_removed dut1", func(e collector.Event) bool {
+		return e.Kind == collector.EventSlaveRemoved && e.Slave == "dut1"
+	})
+	Measure(t, "churn_event_lag[release->slave_removed]", float64(ev.Time.Sub(released).Milliseconds()), "ms")
+	time.Sleep(time.Second)
+
+	p.Root.Enslave(t, p.Bond, "dut1")
+	if slaves := Sysfs(t, p.Bond, "bonding/slaves"); !strings.HasSuffix(slaves, "dut1") {
+		t.Fatalf("kernel slaves after re-enslaving: %s, want dut1 last", slaves)
+	}
+	w.WaitEvent(t, 10*time.Second, "slave_added dut1", func(e collector.Event) bool {
+		return e.Kind == collector.EventSlaveAdded && e.Slave == "dut1"
+	})
+	time.Sleep(time.Second)
+	snaps := w.Snapshots()
+	if b := snaps[len(snaps)-1].Bond(p.Bond); b != nil {
+		var order []string
+		for _, s := range b.Slaves {
+			order = append(order, s.Name)
+		}
+		if !slices.Equal(order, []string{"dut0", "dut2", "dut1"}) {
+			t.Errorf("bondtop slave order %v, kernel dut0 dut2 dut1", order)
+		}
+	}
+
+	p.Root.Delete(t, p.Bond)
+	if masters := Sysfs(t, "", "bonding_masters"); strings.Contains(masters, p.Bond) {
+		t.Fatalf("kernel still lists %s: %q", p.Bond, masters)
+	}
+	w.WaitEvent(t, 10*time.Second, "bond_gone bond0", func(e collector.Event) bool {
+		return e.Kind == collector.EventBondGone && e.Bond == p.Bond
+	})
+	time.Sleep(500 * time.Millisecond)
+	tr.Stop() // the streams broke with the bond; their errors do not matter
+	if err := w.Stop(); err != nil {
+		t.Errorf("bondtop's sampler stopped with %v", err)
+	}
+
+	// No negative or absurd rate in any snapshot of the run.
+	const limit = 100e9 // bit/s: far above what a veth carries in the VM
+	check := func(where string, tr collector.Traffic) {
+		for _, r := range []*float64{tr.RxBps, tr.TxBps, tr.RxPps, tr.TxPps} {
+			if r != nil && (*r < 0 || *r > limit) {
+				t.Errorf("%s: rate %g", where, *r)
+			}
+		}
+	}
+	all := w.Snapshots()
+	for _, s := range all {
+		for _, b := range s.Bonds {
+			check(b.Name, b.Traffic)
+			for _, sl := range b.Slaves {
+				check(b.Name+"/"+sl.Name, sl.Traffic)
+			}
+		}
+	}
+	t.Logf("%d snapshots; bondtop events:%s", len(all), FormatEvents(w.Events()))
+}
