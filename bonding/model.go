@@ -164,6 +164,39 @@ func (a ActorPort) MarshalJSON() ([]byte, error) { return a.marshal("port_key") 
 // bit names.
 func (p PartnerPort) MarshalJSON() ([]byte, error) { return p.marshal("oper_key") }
 
+// UnmarshalJSON reads what MarshalJSON wrote (a recording being replayed).
+func (a *ActorPort) UnmarshalJSON(data []byte) error { return a.unmarshal(data, "port_key") }
+
+// UnmarshalJSON reads what MarshalJSON wrote (a recording being replayed).
+func (p *PartnerPort) UnmarshalJSON(data []byte) error { return p.unmarshal(data, "oper_key") }
+
+// unmarshal reads the wire form of a Port. port_state_flags is derived
+// from port_state, so it is not read back.
+func (p *Port) unmarshal(data []byte, keyName string) error {
+	var wire struct {
+		SystemPriority *int       `json:"system_priority"`
+		SystemMAC      *string    `json:"system_mac"`
+		PortPriority   *int       `json:"port_priority"`
+		PortNumber     *int       `json:"port_number"`
+		PortState      *PortState `json:"port_state"`
+	}
+	if err := json.Unmarshal(data, &wire); err != nil {
+		return err
+	}
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(data, &keys); err != nil {
+		return err
+	}
+	*p = Port{SystemPriority: wire.SystemPriority, SystemMAC: wire.SystemMAC, PortPriority: wire.PortPriority,
+		PortNumber: wire.PortNumber, PortState: wire.PortState}
+	if raw, ok := keys[keyName]; ok {
+		if err := json.Unmarshal(raw, &p.Key); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // marshal writes the wire form of a Port; keyName is port_key or oper_key.
 func (p Port) marshal(keyName string) ([]byte, error) {
 	m := map[string]any{

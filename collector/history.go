@@ -73,7 +73,9 @@ type History struct {
 	series map[Series]*Ring
 }
 
-func newHistory(keep, interval time.Duration) *History {
+// NewHistory keeps keep worth of samples taken every interval. The Sampler
+// makes its own; a replay builds one from recorded snapshots.
+func NewHistory(keep, interval time.Duration) *History {
 	n := int(keep / interval)
 	if n < 2 {
 		n = 2
@@ -81,7 +83,8 @@ func newHistory(keep, interval time.Duration) *History {
 	return &History{size: n, series: make(map[Series]*Ring)}
 }
 
-func (h *History) record(s *Snapshot) {
+// Record appends the rates of every bond and slave in s.
+func (h *History) Record(s *Snapshot) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	put := func(k Series, v *float64) {

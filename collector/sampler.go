@@ -70,7 +70,7 @@ func NewSampler(src Source, opts Options) *Sampler {
 	s := &Sampler{
 		src:             src,
 		opts:            opts,
-		hist:            newHistory(opts.History, opts.Interval),
+		hist:            NewHistory(opts.History, opts.Interval),
 		prev:            make(map[string]*bonding.Bond),
 		intervalChanged: make(chan struct{}, 1),
 	}
@@ -189,7 +189,7 @@ func (s *Sampler) sampleReading(r Reading) (*Snapshot, error) {
 		}
 	}
 	s.prev, s.prevAt, s.started = cur, now, true
-	s.hist.record(snap)
+	s.hist.Record(snap)
 	for _, sink := range s.opts.Sinks {
 		sink(snap)
 	}
