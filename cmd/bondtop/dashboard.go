@@ -40,3 +40,14 @@ func dashboard(src collector.Source, o options) error {
 	defer stop()
 	return ui.Run(ctx, ui.Options{Feed: s, First: first, Bond: bond})
 }
+
+// replayDashboard shows a recording on the dashboard.
+func replayDashboard(feed *replayFeed, o options) error {
+	bond := ""
+	if len(o.bonds) > 0 {
+		bond = o.bonds[0]
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	return ui.Run(ctx, ui.Options{Feed: feed, First: feed.First(), Bond: bond})
+}

@@ -53,6 +53,11 @@ Flags:
   --listen ADDR:PORT     serve Prometheus metrics on http://ADDR:PORT/metrics,
                          beside the dashboard or any other mode
   --headless             with --listen: no screen, only metrics, until stopped
+  --record FILE          append every snapshot to FILE (gzip JSON lines), in
+                         any mode
+  --replay FILE          play a recording back (dashboard; --once, --count N
+                         and --json print the recorded snapshots as written)
+  --speed N              replay N times faster (default 1)
   --root DIR             read DIR/proc and DIR/sys (a copy of another host's
                          /proc/net/bonding and /sys/class/net) instead of this host
   --interval DURATION    time between samples, Go syntax: 200ms, 1s, 2s
@@ -88,6 +93,8 @@ Examples:
   bondtop list                           which bonds are here
   bondtop --root ./bundle --once         a support bundle copied from a server
   bondtop --listen :9843 --headless      a fleet host for Prometheus to scrape
+  bondtop --record incident.rec bond0    watch and keep what was seen
+  bondtop --replay incident.rec --speed 10  play it back, ten times faster
   bondtop hash bond0 10.0.0.5:443        which slave carries a connection to 10.0.0.5:443
   bondtop hash --policy layer3+4 --slaves eth0,eth1 --src-mac 52:54:00:12:34:56 <flows.txt
 
@@ -100,6 +107,9 @@ type options struct {
 	demo     bool
 	listen   string
 	headless bool
+	record   string
+	replay   string
+	speed    float64
 	// sinks receive every snapshot (metrics, recorder), set up by run.
 	sinks    []func(*collector.Snapshot)
 	interval time.Duration
@@ -141,11 +151,28 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 
+	if opts.replay != "" {
+		return fail(stderr, replay(opts, stdout, stderr))
+	}
+
 	src, err := openSource(opts)
 	if err != nil {
 		return fail(stderr, err)
 	}
 	defer src.Close()
+
+	if opts.record != "" {
+		sink, finish, err := startRecording(opts.record, opts)
+		if err != nil {
+			return fail(stderr, err)
+		}
+		opts.sinks = append(opts.sinks, sink)
+		defer func() {
+			if err := finish(); err != nil {
+				fmt.Fprintf(stderr, "bondtop: the recording %s is incomplete: %v\n", opts.record, err)
+			}
+		}()
+	}
 
 	if opts.listen != "" {
 		sink, stop, err := startMetrics(opts.listen, stderr)
@@ -192,6 +219,9 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.root, "root", "", "")
 	fs.BoolVar(&o.demo, "demo", false, "")
 	fs.StringVar(&o.listen, "listen", "", "")
+	fs.StringVar(&o.record, "record", "", "")
+	fs.StringVar(&o.replay, "replay", "", "")
+	fs.Float64Var(&o.speed, "speed", 1, "")
 	fs.BoolVar(&o.headless, "headless", false, "")
 	fs.DurationVar(&o.interval, "interval", collector.DefaultInterval, "")
 	fs.BoolVar(&o.once, "once", false, "")
@@ -226,13 +256,17 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 		return o, fmt.Errorf("--count %d: give a positive number of samples", o.count)
 	case o.once && o.count > 0:
 		return o, errors.New("--once and --count exclude each other: --once is --count 1")
+	case o.replay != "" && (o.demo || o.root != "" || o.listen != "" || o.record != "" || o.command != ""):
+		return o, errReplayFlags
+	case o.speed <= 0 || o.speed > 1000:
+		return o, fmt.Errorf("--speed %v: give a factor between 0 and 1000 (2 plays twice as fast)", o.speed)
 	case o.headless && o.listen == "":
 		return o, errors.New("--headless needs --listen ADDR:PORT (it only serves metrics)")
 	case o.headless && (o.once || o.count > 0):
 		return o, errors.New("--headless runs until stopped: drop --once/--count")
 	case o.demo && o.root != "":
 		return o, errors.New("--demo and --root exclude each other: the demo is a simulated host")
-	case o.json && !o.once && o.count == 0 && o.command == "":
+	case o.json && !o.once && o.count == 0 && o.command == "" && o.replay == "":
 		return o, errors.New("--json needs --once or --count N (the dashboard is interactive)")
 	}
 	for _, b := range o.bonds {
