@@ -3,7 +3,10 @@
 package guest
 
 import (
+	"fmt"
+	"slices"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -12,15 +15,71 @@ import (
 	"github.com/bondtop/bondtop/collector"
 )
 
+// activeWatch records the kernel's own notifications of a bond's active
+// slave, with the time each arrived.
+type activeWatch struct {
+	mu      sync.Mutex
+	changes []activeChange
+}
+
+type activeChange struct {
+	at    time.Time
+	index int // ifindex of the new active slave
+}
+
+func watchActive(t *testing.T, bond string) *activeWatch {
+	updates, done := make(chan netlink.LinkUpdate, 256), make(chan struct{})
+	if err := netlink.LinkSubscribe(updates, done); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { close(done) })
+	aw := &activeWatch{}
+	go func() {
+		last := -1
+		for u := range updates {
+			if b, ok := u.Link.(*netlink.Bond); ok && b.Name == bond && b.ActiveSlave != last {
+				last = b.ActiveSlave
+				aw.mu.Lock()
+				aw.changes = append(aw.changes, activeChange{time.Now(), b.ActiveSlave})
+				aw.mu.Unlock()
+			}
+		}
+	}()
+	return aw
+}
+
+// after returns when the kernel first named index active after t0.
+func (aw *activeWatch) after(t *testing.T, t0 time.Time, index int) time.Time {
+	t.Helper()
+	var at time.Time
+	Eventually(t, 5*time.Second, "kernel notification of the new active slave", func() (bool, string) {
+		aw.mu.Lock()
+		defer aw.mu.Unlock()
+		for _, c := range aw.changes {
+			if c.index == index && c.at.After(t0) {
+				at = c.at
+				return true, ""
+			}
+		}
+		return false, fmt.Sprint(aw.changes)
+	})
+	return at
+}
+
 // TestActiveBackupFailover: active-backup with primary dut0 and miimon
-// 100. The active slave's far end goes down (carrier loss): the kernel
-// fails over to dut1 and counts a link failure; bondtop must report a
-// failover naming both slaves, soon after the kernel's own notification.
-// Then the far end comes back and the primary takes over again.
+// 100. Twice, the active slave's far end goes down (carrier loss) and comes
+// back: the kernel fails over to dut1, counts a link failure, and fails
+// back to the primary. bondtop must report each failover naming both
+// slaves. Its latency, from the carrier change to bondtop's event, is the
+// kernel's (up to miimon = 100 ms until its MII poll sees the carrier)
+// plus bondtop's; over the four failovers the median must stay under
+// 200 ms, i.e. bondtop's share under 100 ms. The kernel's own notification,
+// as a test goroutine receives it, is logged beside it; that goroutine
+// competes for the emulated CPUs like bondtop, so the lag between the two
+// can come out negative.
 func TestActiveBackupFailover(t *testing.T) {
 	p := NewPair(t, 30, 2)
-	spec := BondSpec{Mode: "active-backup", Primary: "dut0"}
-	p.Root.Bond(t, p.Bond, spec, p.Slaves...)
+	p.Root.Bond(t, p.Bond, BondSpec{Mode: "active-backup", Primary: "dut0"}, p.Slaves...)
 	p.Peer.Bond(t, "pbond0", BondSpec{Mode: "active-backup"}, p.Far...)
 	p.Root.Addr(t, p.Bond, p.LocalCIDR())
 	p.Peer.Addr(t, "pbond0", p.RemoteCIDR())
@@ -28,24 +87,9 @@ func TestActiveBackupFailover(t *testing.T) {
 		a := Sysfs(t, p.Bond, "bonding/active_slave")
 		return a == "dut0", a
 	})
-	failures0 := ProcSlave(t, p.Bond, "dut0")["Link Failure Count"]
-
-	// The kernel's own notification of the new active slave, timed.
-	updates, done := make(chan netlink.LinkUpdate, 64), make(chan struct{})
-	if err := netlink.LinkSubscribe(updates, done); err != nil {
-		t.Fatal(err)
-	}
-	defer close(done)
-	dut1 := p.Root.Link(t, "dut1").Attrs().Index
-	kernelAt := make(chan time.Time, 1)
-	go func() {
-		for u := range updates {
-			if b, ok := u.Link.(*netlink.Bond); ok && b.Name == p.Bond && b.ActiveSlave == dut1 {
-				kernelAt <- time.Now()
-				return
-			}
-		}
-	}()
+	failures0, _ := strconv.Atoi(ProcSlave(t, p.Bond, "dut0")["Link Failure Count"])
+	index := map[string]int{"dut0": p.Root.Link(t, "dut0").Attrs().Index, "dut1": p.Root.Link(t, "dut1").Attrs().Index}
+	aw := watchActive(t, p.Bond)
 
 	// bondtop at its default pace (1 s): only its link notifications can
 	// make the event fast.
@@ -53,72 +97,68 @@ func TestActiveBackupFailover(t *testing.T) {
 	w := bt.Watch(t)
 	time.Sleep(1500 * time.Millisecond)
 
-	lost := time.Now()
-	p.Peer.Down(t, "far0") // dut0 loses carrier
-	ev := w.WaitEvent(t, 5*time.Second, "failover dut0 -> dut1", func(e collector.Event) bool {
-		return e.Kind == collector.EventFailover && e.Bond == p.Bond
-	})
-	var kernel time.Time
-	select {
-	case kernel = <-kernelAt:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the kernel sent no notification of dut1 becoming active")
+	var lags, totals []float64
+	failover := func(cycle int, from, to string, change func()) {
+		t0 := time.Now()
+		change()
+		ev := w.WaitEvent(t, 5*time.Second, fmt.Sprintf("failover %s -> %s", from, to), func(e collector.Event) bool {
+			return e.Kind == collector.EventFailover && e.Bond == p.Bond && e.Time.After(t0)
+		})
+		if ev.Old != from || ev.New != to {
+			t.Errorf("bondtop failover %q -> %q, want %s -> %s (%s)", ev.Old, ev.New, from, to, ev.Message)
+		}
+		kernel := aw.after(t, t0, index[to])
+		kernelMs := float64(kernel.Sub(t0).Microseconds()) / 1000
+		eventMs := float64(ev.Time.Sub(t0).Microseconds()) / 1000
+		t.Logf("cycle %d, %s -> %s: kernel notified %.1f ms after the carrier change, bondtop's event %.1f ms (lag %.1f ms)",
+			cycle, from, to, kernelMs, eventMs, eventMs-kernelMs)
+		lags = append(lags, eventMs-kernelMs)
+		totals = append(totals, eventMs)
+		if a := Sysfs(t, p.Bond, "bonding/active_slave"); a != to {
+			t.Errorf("kernel active slave %s, want %s", a, to)
+		}
 	}
-	if ev.Old != "dut0" || ev.New != "dut1" {
-		t.Errorf("bondtop failover %q -> %q, want dut0 -> dut1 (%s)", ev.Old, ev.New, ev.Message)
-	}
-	kernelMs := float64(kernel.Sub(lost).Microseconds()) / 1000
-	eventMs := float64(ev.Time.Sub(lost).Microseconds()) / 1000
-	Measure(t, "failover_kernel[carrier_loss->notification,miimon=100]", kernelMs, "ms")
-	Measure(t, "failover_latency[carrier_loss->bondtop_event]", eventMs, "ms")
-	Measure(t, "failover_lag[kernel_notification->bondtop_event]", eventMs-kernelMs, "ms")
-	// The kernel notices carrier loss at its next MII poll (up to miimon
-	// = 100 ms); what bondtop adds on top must stay under 100 ms.
-	if eventMs-kernelMs > 100 {
-		t.Errorf("bondtop reported the failover %.0f ms after the kernel (limit 100 ms)", eventMs-kernelMs)
-	}
+	for cycle := 1; cycle <= 2; cycle++ {
+		failover(cycle, "dut0", "dut1", func() { p.Peer.Down(t, "far0") }) // dut0 loses carrier
 
-	// The kernel's side: active slave, link failure count.
-	if a := Sysfs(t, p.Bond, "bonding/active_slave"); a != "dut1" {
-		t.Errorf("kernel active slave %s, want dut1", a)
-	}
-	Eventually(t, 2*time.Second, "bondtop sees dut0 down", func() (bool, string) {
-		s := SlaveIn(t, BondIn(t, bt.Sample(t), p.Bond), "dut0")
-		return Is(s.MIIStatus, "down"), Show(s.MIIStatus)
-	})
-	failures := ProcSlave(t, p.Bond, "dut0")["Link Failure Count"]
-	n0, _ := strconv.Atoi(failures0)
-	n1, _ := strconv.Atoi(failures)
-	if n1 != n0+1 {
-		t.Errorf("kernel link failure count %s -> %s, want +1", failures0, failures)
-	}
-	if nl := p.Root.SlaveInfo(t, "dut0").LinkFailureCount; int(nl) != n1 {
-		t.Errorf("netlink link failure count %d, proc %d", nl, n1)
-	}
-	b := BondIn(t, bt.Sample(t), p.Bond)
-	if s := SlaveIn(t, b, "dut0"); !Is(s.LinkFailureCount, n1) || !Is(s.State, "backup") {
-		t.Errorf("bondtop dut0: link failures %s, state %s; kernel %d, backup", Show(s.LinkFailureCount), Show(s.State), n1)
-	}
-	if !Is(b.ActiveSlave, "dut1") || !Is(b.Primary, "dut0") {
-		t.Errorf("bondtop: active %s primary %s, want dut1 and dut0", Show(b.ActiveSlave), Show(b.Primary))
-	}
-	Capture(t, p.Bond)
+		// The kernel counted the failure; bondtop shows the same.
+		failures, _ := strconv.Atoi(ProcSlave(t, p.Bond, "dut0")["Link Failure Count"])
+		if failures != failures0+cycle {
+			t.Errorf("kernel link failure count %d, want %d", failures, failures0+cycle)
+		}
+		if nl := p.Root.SlaveInfo(t, "dut0").LinkFailureCount; int(nl) != failures {
+			t.Errorf("netlink link failure count %d, proc %d", nl, failures)
+		}
+		b := BondIn(t, bt.Sample(t), p.Bond)
+		if s := SlaveIn(t, b, "dut0"); !Is(s.LinkFailureCount, failures) || !Is(s.State, "backup") || !Is(s.MIIStatus, "down") {
+			t.Errorf("bondtop dut0: link failures %s, state %s, mii %s; kernel %d, backup, down",
+				Show(s.LinkFailureCount), Show(s.State), Show(s.MIIStatus), failures)
+		}
+		if !Is(b.ActiveSlave, "dut1") || !Is(b.Primary, "dut0") {
+			t.Errorf("bondtop: active %s primary %s, want dut1 and dut0", Show(b.ActiveSlave), Show(b.Primary))
+		}
+		if cycle == 1 {
+			Capture(t, p.Bond)
+		}
 
-	// Cable back: the primary takes over again.
-	p.Peer.Up(t, "far0")
-	back := w.WaitEvent(t, 5*time.Second, "failover dut1 -> dut0", func(e collector.Event) bool {
-		return e.Kind == collector.EventFailover && e.New == "dut0"
-	})
-	if back.Old != "dut1" {
-		t.Errorf("bondtop failback from %q, want dut1", back.Old)
+		// Cable back: the primary takes over again.
+		failover(cycle, "dut1", "dut0", func() { p.Peer.Up(t, "far0") })
 	}
-	if a := Sysfs(t, p.Bond, "bonding/active_slave"); a != "dut0" {
-		t.Errorf("kernel active slave %s after failback, want dut0", a)
+	Measure(t, "failover_latency[carrier_change->bondtop_event,median]", median(totals), "ms")
+	Measure(t, "failover_latency[carrier_change->bondtop_event,max]", slices.Max(totals), "ms")
+	Measure(t, "failover_lag[kernel_notification->bondtop_event,median]", median(lags), "ms")
+	Measure(t, "failover_lag[kernel_notification->bondtop_event,max]", slices.Max(lags), "ms")
+	if m := median(totals); m > 200 {
+		t.Errorf("bondtop reported failovers a median %.0f ms after the carrier change (limit: miimon 100 ms + 100 ms): %v", m, totals)
 	}
 	t.Logf("bondtop events:%s", FormatEvents(w.Events()))
-	var times []string
-	for _, s := range w.Snapshots() {
-		times = append(times, strconv.FormatInt(s.Time.Sub(lost).Milliseconds(), 10))
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
 	}
-	t.Logf("bondtop snapshots at (ms after carrier loss): %v", times)
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
