@@ -209,6 +209,15 @@ const modernBondAttrs = 1<<unix.IFLA_BOND_MODE | 1<<unix.IFLA_BOND_MIIMON |
 // netlink attributes does), so their absence means "none", not "unknown".
 func (a *BondAttrs) AuthoritativeActive() bool { return a.Has(unix.IFLA_BOND_MODE) }
 
+// CarriesOptions reports whether the message carries every bond option
+// the model takes from netlink (IFLA_BOND_TLB_DYNAMIC_LB, added in 4.x, is
+// the youngest one needed; peer_notif_delay and lacp_active also come from
+// procfs), so a link notification can be answered from the dump without
+// re-reading sysfs.
+func (a *BondAttrs) CarriesOptions() bool {
+	return a.Has(unix.IFLA_BOND_AD_SELECT) && a.Has(unix.IFLA_BOND_TLB_DYNAMIC_LB)
+}
+
 // AuthoritativeAdInfo reports whether the absence of IFLA_BOND_AD_INFO
 // means "no active aggregator": the kernel has sent it since 3.14, the
 // release that also added IFLA_BOND_AD_SELECT.
