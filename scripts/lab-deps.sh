@@ -14,7 +14,16 @@ cache="$root/.cache/lab"
 
 fail() { echo "lab-deps: $*" >&2; exit 1; }
 
-command -v apt-get >/dev/null || fail "no apt-get here: install qemu-system-x86_64 and unpack a Debian linux-image-*-amd64 package into $cache/kernel by hand"
+have_kernel() { ls "$cache"/kernel/boot/vmlinuz-* >/dev/null 2>&1; }
+
+# Without root (or apt) nothing can be installed: what is there will do.
+if [ "$(id -u)" != 0 ] && ! sudo -n true 2>/dev/null || ! command -v apt-get >/dev/null; then
+	if command -v qemu-system-x86_64 >/dev/null && have_kernel; then
+		echo "lab-deps: cannot install (not root or no apt); using qemu and $(readlink "$cache/kernel") as they are"
+		exit 0
+	fi
+	fail "the lab needs root and apt to install qemu-system-x86 and fetch Debian's kernel into $cache/kernel; run make lab-deps as root"
+fi
 
 # Run privileged commands directly as root, through sudo otherwise.
 as_root() {
@@ -62,5 +71,5 @@ if ! ls "$cache/$kpkg"/boot/vmlinuz-* >/dev/null 2>&1; then
 	rm -rf "$cache/$kpkg"
 	mv "$tmp/tree" "$cache/$kpkg"
 fi
-ln -sfn "$kpkg" "$cache/kernel"
+[ "$(readlink "$cache/kernel" 2>/dev/null)" = "$kpkg" ] || ln -sfn "$kpkg" "$cache/kernel"
 echo "lab-deps: kernel $kpkg in $cache/kernel"
