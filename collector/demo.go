@@ -49,7 +49,6 @@ type simBond struct {
 	partnerLost  map[string]bool // LACP partner defaulted on that slave
 	churned      map[string]int
 	partnerMAC   [6]byte
-	partnerFlaps int
 }
 
 // simFlow is a stream of packets in both directions.

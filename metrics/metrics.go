@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/bondtop/bondtop/bonding"
@@ -33,7 +34,7 @@ type Exporter struct {
 // Go runtime and process collectors beside it.
 func New() *Exporter {
 	e := &Exporter{reg: prometheus.NewRegistry()}
-	e.reg.MustRegister(e, prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+	e.reg.MustRegister(e, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return e
 }
 
