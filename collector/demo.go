@@ -43,12 +43,12 @@ type simBond struct {
 	flows    []simFlow
 	counters map[string]*[bonding.NumCounters]float64
 	// script state
-	linkDown     map[string]bool
-	failures     map[string]int
-	active       string
-	partnerLost  map[string]bool // LACP partner defaulted on that slave
-	churned      map[string]int
-	partnerMAC   [6]byte
+	linkDown    map[string]bool
+	failures    map[string]int
+	active      string
+	partnerLost map[string]bool // LACP partner defaulted on that slave
+	churned     map[string]int
+	partnerMAC  [6]byte
 }
 
 // simFlow is a stream of packets in both directions.
