@@ -45,12 +45,17 @@ var errLiveClosed = errors.New("live source is closed")
 // LiveSource reads the bonds of the running kernel. Each Read takes one
 // RTM_GETLINK dump on a persistent rtnetlink socket (bond and slave
 // attributes, 64-bit counters) and, for 802.3ad bonds, /proc/net/bonding
-// (partner details, churn). What rarely changes and costs a file per value
-// (sysfs configuration, ethtool speed and duplex, procfs of other modes) is
-// cached per bond and re-read when a link notification concerns the bond
-// or its slaves, when the slave set changes, or every liveConfigRefresh.
+// (partner details, churn: no notification announces them). What costs a
+// file or a query per value is cached per bond: sysfs (the enslave order,
+// speed and duplex fallbacks, options old kernels leave out of the dump),
+// ethtool speed and duplex, procfs of other modes. A link notification
+// about a bond or its slaves re-queries ethtool for the slaves whose link
+// changed, and re-reads sysfs only when the slave set changed or the dump
+// lacks options; everything is re-read every liveConfigRefresh.
 //
 // Merge order, most trusted first: netlink (and ethtool), procfs, sysfs.
+// Netlink also decides which slaves exist: a cached file cannot bring back
+// a released slave or an active slave the kernel no longer has.
 type LiveSource struct {
 	fsys        fs.FS // "/": procfs and sysfs
 	rt          map[int]*nl.SocketHandle
@@ -85,7 +90,6 @@ type liveBond struct {
 	checkedAt time.Time
 	sysfs     bonding.SysfsResult
 	proc      *bonding.Bond // nil when unreadable or unparsable
-	procAt    time.Time
 	procWarn  string
 	speeds    []ethSpeed
 }
@@ -124,10 +128,6 @@ var (
 // of the calling thread's network namespace and subscribes to link
 // notifications. Close releases them.
 func NewLiveSource() (*LiveSource, error) {
-	return newLiveSource(os.DirFS("/"))
-}
-
-func newLiveSource(fsys fs.FS) (*LiveSource, error) {
 	sock, err := nl.GetNetlinkSocketAt(netns.None(), netns.None(), unix.NETLINK_ROUTE)
 	if err != nil {
 		return nil, fmt.Errorf("open rtnetlink socket: %w", err)
@@ -135,7 +135,7 @@ func newLiveSource(fsys fs.FS) (*LiveSource, error) {
 	_ = sock.SetSendTimeout(&netlinkTimeout)
 	_ = sock.SetReceiveTimeout(&netlinkTimeout)
 	s := &LiveSource{
-		fsys:        fsys,
+		fsys:        os.DirFS("/"),
 		rt:          map[int]*nl.SocketHandle{unix.NETLINK_ROUTE: {Socket: sock}},
 		capNetAdmin: hasCapNetAdmin(),
 		ns:          netns.None(),
@@ -184,7 +184,7 @@ func (s *LiveSource) Close() error {
 	return nil
 }
 
-// release closes what newLiveSource opened.
+// release closes what NewLiveSource opened.
 func (s *LiveSource) release() {
 	for _, sh := range s.rt {
 		sh.Close()
@@ -393,13 +393,13 @@ func (s *LiveSource) readBond(r *Reading, db *dumpedBond, all []dumpedSlave, gen
 	case notified:
 		c.gen = gen
 		if lacp || s.eth == nil {
-			s.readProc(c, name, now)
+			s.readProc(c, name)
 		} else {
 			procFresh = false
 		}
 		s.readEthtool(c, mine, false)
 	case lacp:
-		s.readProc(c, name, now)
+		s.readProc(c, name)
 	default:
 		procFresh = false
 	}
@@ -442,7 +442,7 @@ func (s *LiveSource) readBond(r *Reading, db *dumpedBond, all []dumpedSlave, gen
 func (s *LiveSource) refreshConfig(c *liveBond, name string, slaves []dumpedSlave, gen uint64, now time.Time) {
 	c.gen, c.readAt, c.checkedAt = gen, now, now
 	c.sysfs = bonding.ReadSysfs(s.fsys, name)
-	s.readProc(c, name, now)
+	s.readProc(c, name)
 	s.readEthtool(c, slaves, true)
 }
 
@@ -487,9 +487,9 @@ func linkKey(a *netlink.LinkAttrs) uint64 {
 }
 
 // readProc reads and parses /proc/net/bonding/<name> into the cache.
-func (s *LiveSource) readProc(c *liveBond, name string, now time.Time) {
+func (s *LiveSource) readProc(c *liveBond, name string) {
 	file := path.Join(bonding.ProcNetBonding, name)
-	c.proc, c.procWarn, c.procAt = nil, "", now
+	c.proc, c.procWarn = nil, ""
 	data, err := fs.ReadFile(s.fsys, file)
 	switch {
 	case err == nil:
