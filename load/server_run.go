@@ -1,0 +1,181 @@
+package load
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// runStreams moves the data until the client's TEST_END, then exchanges
+// the results. An open-ended test is cut at the server's maximum duration
+// with SERVER_TERMINATE, which iperf3 clients report as the server ending.
+func (t *serverTest) runStreams(ctx context.Context) error {
+	stop := make(chan struct{})
+	m := mover{
+		block:    t.block,
+		rate:     t.rate,
+		udp64:    t.udp64,
+		stop:     stop,
+		sendBuf:  payload(t.block),
+		recvSize: max(t.block, 256<<10),
+	}
+	t.begin = time.Now()
+	t.running.Store(true)
+	for _, st := range t.streams {
+		go m.run(st)
+	}
+	if t.omit > 0 {
+		t.omitted = make([]uint64, len(t.streams))
+		time.AfterFunc(t.omit, func() {
+			for i, st := range t.streams {
+				t.omittedSet(i, st.bytes.Load())
+			}
+		})
+	}
+
+	limit := t.srv.maxDuration()
+	if t.duration > 0 {
+		// The client ends the test; this is for a client that does not.
+		limit = min(limit, t.duration+t.omit+2*t.srv.stepTimeout())
+	}
+	msgs := make(chan ctrlMsg, 1)
+	go func() {
+		st, err := t.ctl.readState(limit)
+		msgs <- ctrlMsg{st, err}
+	}()
+	var msg ctrlMsg
+	select {
+	case msg = <-msgs:
+	case <-ctx.Done():
+		msg.st = stServerTerminate
+	}
+	close(stop)
+	for _, st := range t.streams {
+		if st.sender {
+			st.stopSending()
+		}
+	}
+	waitSenders(t.streams, endGrace)
+	t.end = time.Now()
+	for _, st := range t.streams {
+		st.noteRetrans()
+	}
+	t.running.Store(false)
+	// As iperf3: the streams close at TEST_END, before the results, so a
+	// receiving client sees their end.
+	for _, st := range t.streams {
+		if st.conn != nil {
+			st.conn.Close()
+		}
+	}
+	if t.udpConn != nil {
+		t.udpConn.Close()
+	}
+
+	switch {
+	case msg.st == stServerTerminate && msg.err == nil:
+		t.ctl.writeState(stServerTerminate)
+		return fmt.Errorf("ended: the server is shutting down")
+	case msg.err != nil && isTimeout(msg.err):
+		t.ctl.writeState(stServerTerminate)
+		return fmt.Errorf("ended after %v, the most this server allows (bondtop serve's maximum duration)", limit.Round(time.Second))
+	case msg.err != nil:
+		return wordCtrlErr("while the test ran", t.peer.String(), limit, msg.err)
+	case msg.st == stClientTerminate:
+		return fmt.Errorf("the client terminated the test")
+	case msg.st != stTestEnd:
+		return fmt.Errorf("the client sent %v while the test ran", msg.st)
+	}
+	return t.exchangeResults()
+}
+
+func (t *serverTest) omittedSet(i int, v uint64) {
+	t.mu.Lock()
+	t.omitted[i] = v
+	t.mu.Unlock()
+}
+
+func (t *serverTest) omittedGet(i int) uint64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.omitted == nil {
+		return 0
+	}
+	return t.omitted[i]
+}
+
+// exchangeResults is EXCHANGE_RESULTS, the client's results, ours,
+// DISPLAY_RESULTS, and the client's IPERF_DONE.
+func (t *serverTest) exchangeResults() error {
+	if err := t.ctl.writeState(stExchangeResults); err != nil {
+		return err
+	}
+	var theirs results
+	if err := t.ctl.readJSON(&theirs); err != nil {
+		return wordCtrlErr("reading the client's results", t.peer.String(), t.srv.stepTimeout(), err)
+	}
+	if err := t.ctl.writeJSON(t.results()); err != nil {
+		return wordCtrlErr("sending our results", t.peer.String(), t.srv.stepTimeout(), err)
+	}
+	if err := t.ctl.writeState(stDisplayResults); err != nil {
+		return err
+	}
+	// IPERF_DONE, or the client just closing: both end the test well.
+	t.ctl.readState(0)
+	t.srv.logf("test from %s: %s", t.peer, t.describe())
+	return nil
+}
+
+func (t *serverTest) results() results {
+	r := results{SenderHasRetransmits: -1}
+	if t.direction != Send {
+		r.SenderHasRetransmits = 0
+		if !t.udp && hasTCPInfo {
+			r.SenderHasRetransmits = 1
+		}
+	}
+	for i, st := range t.streams {
+		sr := localResult(st, t.begin, t.end)
+		sr.Bytes -= num(t.omittedGet(i))
+		r.Streams = append(r.Streams, sr)
+	}
+	return r
+}
+
+// describe is a test in one log line: what the server moved.
+func (t *serverTest) describe() string {
+	var sent, rcvd uint64
+	for _, st := range t.streams {
+		if st.sender {
+			sent += st.bytes.Load()
+		} else {
+			rcvd += st.bytes.Load()
+		}
+	}
+	d := t.end.Sub(t.begin)
+	proto := "tcp"
+	if t.udp {
+		proto = "udp"
+	}
+	s := fmt.Sprintf("%s, %d streams, %.1fs", proto, t.streamsN, d.Seconds())
+	if rcvd > 0 {
+		s += fmt.Sprintf(", received %s", formatRate(bitsPerSecond(rcvd, d)))
+	}
+	if sent > 0 {
+		s += fmt.Sprintf(", sent %s", formatRate(bitsPerSecond(sent, d)))
+	}
+	return s
+}
+
+// formatRate is bit/s with an SI prefix, as iperf3 prints them.
+func formatRate(bps float64) string {
+	switch {
+	case bps >= 1e9:
+		return fmt.Sprintf("%.2f Gbit/s", bps/1e9)
+	case bps >= 1e6:
+		return fmt.Sprintf("%.2f Mbit/s", bps/1e6)
+	case bps >= 1e3:
+		return fmt.Sprintf("%.2f Kbit/s", bps/1e3)
+	}
+	return fmt.Sprintf("%.0f bit/s", bps)
+}
