@@ -106,6 +106,7 @@ func newDashboard(o Options) *dashboard {
 	d.tx = newTrafficChart(th, "TX bit/s")
 	d.overlay = newLinesView(th, "help", d.renderOverlay)
 	d.overlay.scrollable = true
+	d.overlay.clear = true
 	d.root = &screenLayout{Box: tview.NewBox(), d: d}
 	d.app.SetRoot(d.root, true).SetFocus(d.table)
 	d.app.SetInputCapture(d.handleKey)
@@ -120,7 +121,10 @@ func newDashboard(o Options) *dashboard {
 
 // Run shows the dashboard until the user quits or ctx ends.
 func Run(ctx context.Context, o Options) error {
-	d := newDashboard(o)
+	return newDashboard(o).run(ctx)
+}
+
+func (d *dashboard) run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
@@ -196,7 +200,7 @@ func (d *dashboard) apply(batch []*collector.Snapshot) {
 // window that ends at the snapshot on screen (so a pause freezes them).
 func (d *dashboard) prepareCharts() {
 	m := d.model
-	b := m.Selected()
+	b := m.LastSeen()
 	if b == nil || m.Snap == nil {
 		d.rx.show(nil, nil, time.Time{}, time.Time{})
 		d.tx.show(nil, nil, time.Time{}, time.Time{})

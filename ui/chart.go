@@ -61,7 +61,7 @@ var brailleBits = [2][4]uint8{{0x01, 0x02, 0x04, 0x40}, {0x08, 0x10, 0x20, 0x80}
 
 // Draw draws the chart; it is called by tview on the event loop.
 func (c *trafficChart) Draw(screen tcell.Screen) {
-	c.DrawForSubclass(screen, c)
+	drawFrame(screen, c.Box, c.GetTitle(), false, false, c.th)
 	c.drawLegend(screen)
 	x, y, w, h := c.GetInnerRect()
 	if c.hist == nil || w < yLabelWidth+4 || h < 2 || !c.to.After(c.from) {

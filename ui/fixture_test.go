@@ -211,3 +211,5 @@ func failoverHost(t *testing.T) *host {
 	}
 	return h
 }
+
+func removeAll(h *host, rel string) error { return os.RemoveAll(filepath.Join(h.dir, rel)) }

@@ -16,6 +16,9 @@ type linesView struct {
 	render     func(width, height int) []line
 	scrollable bool
 	bordered   bool
+	// clear paints the area first: only overlays need it, the event loop
+	// clears the screen before each draw.
+	clear bool
 	// title, when set, names the panel at each draw (the side panel is
 	// "LACP" for 802.3ad and "failover" otherwise).
 	title  func() string
@@ -37,16 +40,14 @@ func newLinesView(th *theme, title string, render func(width, height int) []line
 
 // Draw implements tview.Primitive.
 func (v *linesView) Draw(screen tcell.Screen) {
-	if v.bordered {
-		v.SetBorderColor(v.th.border)
-		if v.HasFocus() {
-			v.SetBorderColor(v.th.borderFocus)
-		}
-	}
 	if v.title != nil {
 		v.SetTitle(" " + v.title() + " ")
 	}
-	v.DrawForSubclass(screen, v)
+	if v.bordered {
+		drawFrame(screen, v.Box, v.GetTitle(), v.HasFocus(), v.clear, v.th)
+	} else if v.clear {
+		drawFrame(screen, v.Box, "", false, true, v.th)
+	}
 	x, y, w, h := v.GetInnerRect()
 	if w <= 0 || h <= 0 {
 		return

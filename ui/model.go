@@ -69,13 +69,18 @@ type Model struct {
 	heldEvents []collector.Event
 	// goneAt is when each bond that vanished mid-run was last missed.
 	goneAt map[string]time.Time
-	// known lists every bond seen, so a vanished bond stays selectable.
-	known []string
+	// known lists every bond seen, so a vanished bond stays selectable;
+	// lastSeen keeps each one's latest sample for the graphs' legend.
+	known    []string
+	lastSeen map[string]*collector.BondSample
 }
 
 // NewModel returns an empty model: enslave order, the shortest window.
 func NewModel(interval time.Duration) *Model {
-	return &Model{Window: GraphWindows[0], Interval: interval, goneAt: make(map[string]time.Time)}
+	return &Model{
+		Window: GraphWindows[0], Interval: interval,
+		goneAt: make(map[string]time.Time), lastSeen: make(map[string]*collector.BondSample),
+	}
 }
 
 // Apply takes a new snapshot. While paused it is held back; its events are
@@ -83,7 +88,8 @@ func NewModel(interval time.Duration) *Model {
 func (m *Model) Apply(s *collector.Snapshot) {
 	if m.Paused {
 		m.held = s
-		m.heldEvents = append(m.heldEvents, s.Events...)
+		// Newest snapshot's events first, as the log keeps them.
+		m.heldEvents = append(slices.Clone(s.Events), m.heldEvents...)
 		return
 	}
 	m.show(s, s.Events)
@@ -93,6 +99,7 @@ func (m *Model) show(s *collector.Snapshot, events []collector.Event) {
 	m.Snap = s
 	for i := range s.Bonds {
 		name := s.Bonds[i].Name
+		m.lastSeen[name] = &s.Bonds[i]
 		delete(m.goneAt, name)
 		if !slices.Contains(m.known, name) {
 			m.known = append(m.known, name)
@@ -119,16 +126,16 @@ func (m *Model) show(s *collector.Snapshot, events []collector.Event) {
 	m.addEvents(events)
 }
 
-// addEvents puts events (oldest first, as snapshots carry them) at the top
-// of the log, newest first.
+// addEvents puts a snapshot's events at the top of the log. The log is
+// newest first across snapshots; within one snapshot the collector's order
+// (bond before slaves: "failover", then "eth0 link down") reads better
+// than reversed, and they share a time anyway.
 func (m *Model) addEvents(events []collector.Event) {
 	if len(events) == 0 {
 		return
 	}
 	fresh := make([]collector.Event, 0, len(events)+len(m.Events))
-	for i := len(events) - 1; i >= 0; i-- {
-		fresh = append(fresh, events[i])
-	}
+	fresh = append(fresh, events...)
 	fresh = append(fresh, m.Events...)
 	if len(fresh) > maxEvents {
 		fresh = fresh[:maxEvents]
@@ -189,6 +196,16 @@ func (m *Model) Selected() *collector.BondSample {
 		return nil
 	}
 	return m.Snap.Bond(m.Bond)
+}
+
+// LastSeen is the selected bond as last sampled: the snapshot's, or for a
+// bond that vanished, its last sample (the graphs keep showing its
+// history). nil when none was ever seen.
+func (m *Model) LastSeen() *collector.BondSample {
+	if b := m.Selected(); b != nil {
+		return b
+	}
+	return m.lastSeen[m.Bond]
 }
 
 // GoneSince reports when the selected bond vanished, if it did.

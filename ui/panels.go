@@ -125,7 +125,12 @@ func (d *dashboard) renderHeader(width, height int) []line {
 	}
 
 	if height < 2 {
-		return []line{pack(width, name, status, paused, rates, warn, clock, mode)}
+		// One line: what moves and whether anything is wrong, in short.
+		short := line{{"rx ", th.dim}, {shortBits(b.RxBps), th.strong}, {" tx ", th.dim}, {shortBits(b.TxBps), th.strong}}
+		if warnings > 0 {
+			warn = line{{"!" + strconv.Itoa(warnings), th.bad}}
+		}
+		return []line{pack(width, name, status, paused, short, warn, clock, mode)}
 	}
 	return []line{
 		pack(width, name, mode, hash, mii, roles, lacp, agg, speed),
@@ -226,15 +231,21 @@ func (d *dashboard) renderSide(width, _ int) []line {
 		return nil
 	}
 	var out []line
+	// Findings wrap: they are what this panel is for, and a cut sentence
+	// hides the advice at its end.
 	for _, f := range findings(b) {
 		st := th.warn
 		if f.sev == sevBad {
 			st = th.bad
 		}
-		out = append(out, line{{"! ", st}, {f.text, st}})
+		for _, text := range wrap("! "+f.text, width, "  ") {
+			out = append(out, line{{text, st}})
+		}
 	}
 	for _, w := range m.Snap.Warnings {
-		out = append(out, line{{"! " + w, th.warn}})
+		for _, text := range wrap("! "+w, width, "  ") {
+			out = append(out, line{{text, th.warn}})
+		}
 	}
 	if len(out) == 0 {
 		out = append(out, line{{"✓ nothing to report", th.good}})
@@ -343,7 +354,10 @@ func (d *dashboard) failoverLines(b *collector.BondSample) []line {
 		if deref(s.MIIStatus) != "up" {
 			st = th.bad
 		}
-		l := line{{s.Name + " ", th.slave(i)}, {orDash(s.MIIStatus), st}, {" " + orDash(s.State), th.base}}
+		l := line{{s.Name + " ", th.slave(i)}, {orDash(s.MIIStatus), st}}
+		if s.State != nil {
+			l = l.add(" "+*s.State, th.base)
+		}
 		l = l.add(" failures ", th.dim).add(intOrDash(s.LinkFailureCount), th.base)
 		if s.PermHWAddr != nil {
 			l = l.add(" perm ", th.dim).add(*s.PermHWAddr, th.base)
@@ -361,18 +375,25 @@ func msOrEmpty(p *int) string {
 }
 
 // renderEvents is the log, newest first; other bonds' events are dimmed.
-func (d *dashboard) renderEvents(_, _ int) []line {
+func (d *dashboard) renderEvents(width, _ int) []line {
 	m, th := d.model, d.th
 	if len(m.Events) == 0 {
 		return []line{{{"no events yet (link, failover, LACP changes)", th.dim}}}
 	}
+	const stamp = "15:04:05 "
 	out := make([]line, 0, len(m.Events))
 	for _, e := range m.Events {
 		st := eventStyle(th, e.Kind)
 		if e.Bond != m.Bond {
 			st = th.dim
 		}
-		out = append(out, line{{e.Time.Format("15:04:05") + " ", th.dim}, {e.Message, st}})
+		for i, text := range wrap(e.Message, width-len(stamp), "") {
+			prefix := e.Time.Format(stamp)
+			if i > 0 {
+				prefix = padRight("", len(stamp))
+			}
+			out = append(out, line{{prefix, th.dim}, {text, st}})
+		}
 	}
 	return out
 }
@@ -400,6 +421,9 @@ func (d *dashboard) renderDetails(_, _ int) []line {
 	b := d.model.Selected()
 	var out []line
 	kv := func(k, v string) {
+		if v == "-" {
+			return // not known for this slave: a row of dashes only adds noise
+		}
 		out = append(out, line{{padRight(k, 22), th.dim}, {v, th.base}})
 	}
 	head := func(text string) {

@@ -82,11 +82,15 @@ func (s *sim) text() string {
 }
 
 // styleAt is the style of the first cell on the screen showing needle.
-func (s *sim) styleAt(needle string) (tcell.Style, bool) {
+func (s *sim) styleAt(needle string) (tcell.Style, bool) { return s.styleAtOffset(needle, 0) }
+
+// styleAtOffset is the style of the cell offset columns into the first
+// place the screen shows needle.
+func (s *sim) styleAtOffset(needle string, offset int) (tcell.Style, bool) {
 	cells, w, _ := s.screen.GetContents()
 	for y, line := range strings.Split(s.text(), "\n") {
 		if i := strings.Index(line, needle); i >= 0 {
-			x := len([]rune(line[:i]))
+			x := len([]rune(line[:i])) + offset
 			return cells[y*w+x].Style, true
 		}
 	}

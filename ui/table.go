@@ -102,6 +102,13 @@ func (t *slaveTable) columns(b *collector.BondSample, barWidth int) []*column {
 		}
 		return l.add(" ", th.base).add(bar(frac, barWidth), style)
 	}
+	// Without bars the rate columns are 5 wide; a 3-column unit in their
+	// titles would cost a narrow screen a whole column (the header and
+	// graphs say bit/s).
+	rxTitle, txTitle := "RX bit/s", "TX bit/s"
+	if barWidth == 0 {
+		rxTitle, txTitle = "RX", "TX"
+	}
 	cols := []*column{
 		{title: "SLAVE", priority: 100, cell: func(r SlaveRow) line {
 			return line{{r.Name, th.slave(r.Index)}}
@@ -150,8 +157,8 @@ func (t *slaveTable) columns(b *collector.BondSample, barWidth int) []*column {
 		)
 	}
 	cols = append(cols,
-		&column{title: "RX bit/s", priority: 95, cell: func(r SlaveRow) line { return rate(r.RxBps, r.SlaveSample) }},
-		&column{title: "TX bit/s", priority: 94, cell: func(r SlaveRow) line { return rate(r.TxBps, r.SlaveSample) }},
+		&column{title: rxTitle, priority: 95, cell: func(r SlaveRow) line { return rate(r.RxBps, r.SlaveSample) }},
+		&column{title: txTitle, priority: 94, cell: func(r SlaveRow) line { return rate(r.TxBps, r.SlaveSample) }},
 		&column{title: "RX%", right: true, priority: 70, cell: func(r SlaveRow) line { return line{{percent(r.ShareRx), th.base}} }},
 		&column{title: "TX%", right: true, priority: 69, cell: func(r SlaveRow) line { return line{{percent(r.ShareTx), th.base}} }},
 		&column{title: "E/D/O", right: true, priority: 60, cell: func(r SlaveRow) line {
@@ -253,23 +260,22 @@ func measure(cols []*column, rows []SlaveRow) ([][]line, int) {
 
 // Draw implements tview.Primitive.
 func (t *slaveTable) Draw(screen tcell.Screen) {
-	t.SetBorderColor(t.th.border)
-	if t.HasFocus() {
-		t.SetBorderColor(t.th.borderFocus)
+	m := t.model
+	b := m.Selected()
+	t.SetTitle(" slaves ")
+	if b != nil {
+		t.SetTitle(" " + b.Name + " slaves, sort " + m.Sort.String() + " ")
 	}
-	t.DrawForSubclass(screen, t)
+	drawFrame(screen, t.Box, t.GetTitle(), t.HasFocus(), false, t.th)
 	x, y, w, h := t.GetInnerRect()
 	if w <= 0 || h <= 0 {
 		return
 	}
-	m := t.model
-	b := m.Selected()
 	if b == nil {
 		t.rows = nil
 		drawLine(screen, x, y, w, t.emptyMessage())
 		return
 	}
-	t.SetTitle(" " + b.Name + " slaves, sort " + m.Sort.String() + " ")
 	rows := m.Rows()
 	t.rows = rows
 	if len(rows) == 0 {

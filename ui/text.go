@@ -1,6 +1,8 @@
 package ui
 
 import (
+	"strings"
+
 	"github.com/gdamore/tcell/v2"
 	"github.com/rivo/uniseg"
 )
@@ -49,6 +51,15 @@ func drawText(screen tcell.Screen, x, y, maxWidth int, text string, style tcell.
 	used := 0
 	state := -1
 	for text != "" && used < maxWidth {
+		// ASCII not followed by a combining mark is its own cluster, one
+		// column wide: most of the screen, and much cheaper than uniseg.
+		if c := text[0]; c >= 0x20 && c < 0x7f && (len(text) == 1 || text[1] < 0x80) {
+			screen.Put(x+used, y, text[:1], style)
+			text = text[1:]
+			used++
+			state = -1
+			continue
+		}
 		var cluster string
 		var w int
 		cluster, text, w, state = uniseg.FirstGraphemeClusterInString(text, state)
@@ -115,4 +126,49 @@ func truncate(s string, width int) string {
 		used += w
 	}
 	return out + "…"
+}
+
+// wrap breaks text into lines of at most width columns at spaces; a word
+// longer than width is cut. Lines after the first start with indent.
+func wrap(text string, width int, indent string) []string {
+	if width <= len(indent)+1 || uniseg.StringWidth(text) <= width {
+		return []string{text}
+	}
+	var out []string
+	cur := ""
+	for _, word := range strings.Fields(text) {
+		switch {
+		case cur == "":
+			cur = word
+		case uniseg.StringWidth(cur)+1+uniseg.StringWidth(word) <= width:
+			cur += " " + word
+		default:
+			out = append(out, cur)
+			cur = indent + word
+		}
+		for uniseg.StringWidth(cur) > width {
+			out = append(out, truncateExact(cur, width))
+			cur = indent + cur[len(truncateExact(cur, width)):]
+		}
+	}
+	if cur != "" {
+		out = append(out, cur)
+	}
+	return out
+}
+
+// truncateExact is the longest prefix of s that fits width columns.
+func truncateExact(s string, width int) string {
+	out, used, state := "", 0, -1
+	for s != "" {
+		var cluster string
+		var w int
+		cluster, s, w, state = uniseg.FirstGraphemeClusterInString(s, state)
+		if used+w > width {
+			break
+		}
+		out += cluster
+		used += w
+	}
+	return out
 }
