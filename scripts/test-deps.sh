@@ -28,3 +28,10 @@ if ! command -v iperf3 >/dev/null; then
 	apt_install iperf3
 fi
 echo "test-deps: $(iperf3 --version | head -1)"
+
+# tmux: the dashboard's terminal tests run the real binary in a tmux pane
+# (send-keys, capture-pane).
+if ! command -v tmux >/dev/null; then
+	apt_install tmux
+fi
+echo "test-deps: $(tmux -V)"
