@@ -225,9 +225,10 @@ func hashOffline(o hashOptions, k bonding.KernelVersion, in io.Reader, stdout, s
 // parseFlowLine reads "SRC_IP DST_IP SPORT DPORT DST_MAC" (a UDP flow).
 func parseFlowLine(s string) (bonding.Flow, error) {
 	var f bonding.Flow
-	fields := strings.Fields(s)
-	if len(fields) != 5 {
-		return f, fmt.Errorf("%d fields, want 5: SRC_IP DST_IP SPORT DPORT DST_MAC", len(fields))
+	var fields [5]string
+	n := splitFields(s, fields[:])
+	if n != 5 {
+		return f, fmt.Errorf("%d fields, want 5: SRC_IP DST_IP SPORT DPORT DST_MAC", n)
 	}
 	var err error
 	if f.Src, err = netip.ParseAddr(fields[0]); err != nil {
@@ -254,6 +255,30 @@ func parseFlowLine(s string) (bonding.Flow, error) {
 	return f, nil
 }
 
+// splitFields is strings.Fields (spaces and tabs) into out, without
+// allocating; it returns the number of fields, which may exceed len(out).
+func splitFields(s string, out []string) int {
+	n := 0
+	for i := 0; i < len(s); {
+		for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r') {
+			i++
+		}
+		if i == len(s) {
+			break
+		}
+		j := i
+		for j < len(s) && s[j] != ' ' && s[j] != '\t' && s[j] != '\r' {
+			j++
+		}
+		if n < len(out) {
+			out[n] = s[i:j]
+		}
+		n++
+		i = j
+	}
+	return n
+}
+
 func parsePort(s string) (uint16, error) {
 	n, err := strconv.ParseUint(s, 10, 16)
 	if err != nil {
@@ -262,16 +287,53 @@ func parsePort(s string) (uint16, error) {
 	return uint16(n), nil
 }
 
-// parseMAC reads a 6-byte MAC address (aa:bb:cc:dd:ee:ff, aa-bb-...).
+// parseMAC reads a 6-byte MAC address: six pairs of hex digits separated
+// by ':' or '-' (aa:bb:cc:dd:ee:ff), or Cisco's aabb.ccdd.eeff.
 func parseMAC(s string) ([6]byte, error) {
 	var mac [6]byte
-	hw, err := net.ParseMAC(s)
-	if err != nil || len(hw) != 6 {
-		return mac, fmt.Errorf("%q is not an Ethernet MAC address", s)
+	hex := func(c byte) (byte, bool) {
+		switch {
+		case c >= '0' && c <= '9':
+			return c - '0', true
+		case c >= 'a' && c <= 'f':
+			return c - 'a' + 10, true
+		case c >= 'A' && c <= 'F':
+			return c - 'A' + 10, true
+		}
+		return 0, false
 	}
-	copy(mac[:], hw)
+	pair := func(i int) (byte, bool) {
+		h, ok1 := hex(s[i])
+		l, ok2 := hex(s[i+1])
+		return h<<4 | l, ok1 && ok2
+	}
+	switch {
+	case len(s) == 17 && (s[2] == ':' || s[2] == '-'):
+		for i := range mac {
+			if i > 0 && s[3*i-1] != s[2] {
+				return mac, badMAC(s)
+			}
+			b, ok := pair(3 * i)
+			if !ok {
+				return mac, badMAC(s)
+			}
+			mac[i] = b
+		}
+	case len(s) == 14 && s[4] == '.' && s[9] == '.':
+		for i := range mac {
+			b, ok := pair(2*i + i/2)
+			if !ok {
+				return mac, badMAC(s)
+			}
+			mac[i] = b
+		}
+	default:
+		return mac, badMAC(s)
+	}
 	return mac, nil
 }
+
+func badMAC(s string) error { return fmt.Errorf("%q is not an Ethernet MAC address", s) }
 
 // path is what the routing table and the neighbour table say about a
 // destination: how this host would send to it.

@@ -146,6 +146,27 @@ func TestHashArgs(t *testing.T) {
 	}
 }
 
+func TestParseMAC(t *testing.T) {
+	want := [6]byte{0x52, 0x54, 0x00, 0xab, 0xcd, 0x0a}
+	for _, in := range []string{"52:54:00:ab:cd:0a", "52-54-00-AB-CD-0A", "5254.00ab.cd0a"} {
+		if got, err := parseMAC(in); err != nil || got != want {
+			t.Errorf("parseMAC(%q) = %x, %v", in, got, err)
+		}
+	}
+	for _, in := range []string{"", "52:54:00:ab:cd", "52:54:00:ab:cd:0a:01", "52:54-00:ab:cd:0a", "52:54:00:ab:cd:0g", "5254.00ab.cd0", "00:00:00:00:00:00:00:01"} {
+		if _, err := parseMAC(in); err == nil {
+			t.Errorf("parseMAC(%q): no error", in)
+		}
+	}
+	var f [5]string
+	if n := splitFields(" a\tb  c \r", f[:]); n != 3 || f[0] != "a" || f[1] != "b" || f[2] != "c" {
+		t.Errorf("splitFields: %d %q", n, f)
+	}
+	if n := splitFields("1 2 3 4 5 6 7", f[:]); n != 7 || f[4] != "5" {
+		t.Errorf("splitFields over 5: %d %q", n, f)
+	}
+}
+
 // A million flows through the offline command, to see the command's own
 // cost next to the hash's.
 func BenchmarkHashOffline(b *testing.B) {
