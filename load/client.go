@@ -143,6 +143,7 @@ type session struct {
 	begin   time.Time // TEST_RUNNING
 	end     time.Time // senders stopped
 	stopped bool
+	smp     *sampler
 }
 
 func (s *session) run(ctx context.Context) (Summary, error) {

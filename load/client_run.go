@@ -36,6 +36,7 @@ func (s *session) running(ctx context.Context) error {
 		go m.run(st)
 	}
 	smp := newSampler(s.streams, s.begin)
+	s.smp = smp
 	samplerDone := make(chan struct{})
 	go func() {
 		defer close(samplerDone)
@@ -79,7 +80,6 @@ func (s *session) running(ctx context.Context) error {
 		st.noteRetrans()
 	}
 	<-samplerDone
-	smp.sample(s.end, s.test.publish)
 	s.test.phase.Store(int32(Ending))
 
 	if early != nil {
@@ -182,6 +182,8 @@ func (s *session) finish() (*results, error) {
 			<-st.done
 		}
 	}
+	// The last interval, with what the receivers drained after the end.
+	s.smp.sample(time.Now(), s.test.publish, true)
 	if err := s.ctl.writeJSON(s.ourResults()); err != nil {
 		return nil, s.ctrlErr("sending our results", err)
 	}
@@ -201,7 +203,17 @@ func (s *session) finish() (*results, error) {
 	}
 	// IPERF_DONE tells the server it may take the next test; a server
 	// that already hung up does not make the test fail.
-	s.ctl.writeState(stIperfDone)
+	if s.ctl.writeState(stIperfDone) == nil {
+		// iperf3 takes the next test only once it has closed this one:
+		// waiting for that lets a next test follow at once.
+		s.ctl.c.SetReadDeadline(time.Now().Add(time.Second))
+		var b [64]byte
+		for {
+			if _, err := s.ctl.c.Read(b[:]); err != nil {
+				break
+			}
+		}
+	}
 	return &peer, nil
 }
 

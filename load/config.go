@@ -194,6 +194,9 @@ func ParseTarget(s string) (host string, port uint16, err error) {
 	if err != nil || n == 0 {
 		return "", 0, fmt.Errorf("%q: port %q is not 1 to 65535", s, p)
 	}
+	if a, err := netip.ParseAddr(h); err == nil {
+		return a.String(), uint16(n), nil
+	}
 	return h, uint16(n), validHost(h)
 }
 

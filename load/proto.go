@@ -87,8 +87,6 @@ const (
 	defaultUDPBlock  = 1460
 	maxUDPBlock      = 65535 - 8 - 20
 	defaultUDPRate   = 1 << 20 // bit/s per stream, iperf3's default for UDP
-	udpBufferExtra   = 1024
-	errnoUnknown     = 0
 	ieNumStreams     = 6
 	ieBlockSize      = 7
 	ieDuration       = 5

@@ -29,18 +29,19 @@ func (p *sampler) loop(every time.Duration, stop <-chan struct{}, publish func(I
 	for {
 		select {
 		case now := <-t.C:
-			p.sample(now, publish)
+			p.sample(now, publish, false)
 		case <-stop:
 			return
 		}
 	}
 }
 
-// sample publishes the interval since the last sample; one shorter than
-// 10ms (the final one, right after a tick) is not worth a row.
-func (p *sampler) sample(now time.Time, publish func(Interval)) {
+// sample publishes the interval since the last sample. The final one
+// (final set) may be short, right after a tick; it still carries the last
+// bytes, so the intervals add up to the summary.
+func (p *sampler) sample(now time.Time, publish func(Interval), final bool) {
 	d := now.Sub(p.last)
-	if d < 10*time.Millisecond {
+	if d <= 0 || !final && d < 10*time.Millisecond {
 		return
 	}
 	iv := Interval{Start: p.last.Sub(p.begin), End: now.Sub(p.begin), Streams: make([]StreamStats, len(p.streams))}

@@ -20,6 +20,10 @@ type Server struct {
 	MaxDuration time.Duration
 	// StepTimeout bounds each protocol step (DefaultStepTimeout when 0).
 	StepTimeout time.Duration
+	// IdleTimeout ends a running test whose data stopped moving for this
+	// long while its control connection stays silent (DefaultIdleTimeout
+	// when 0): a client that hangs must not hold the server.
+	IdleTimeout time.Duration
 	// Logf, when set, receives one line per test and per refusal.
 	Logf func(format string, args ...any)
 
@@ -44,6 +48,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	stop := context.AfterFunc(ctx, func() { ln.Close() })
 	defer stop()
 	defer wg.Wait()
+	// Accept order is the client's connect order: the streams' ids
+	// follow it, however the goroutines below are scheduled.
+	var seq uint64
 	for {
 		c, err := ln.Accept()
 		if err != nil {
@@ -57,11 +64,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			}
 			return err
 		}
+		seq++
 		wg.Add(1)
-		go func() {
+		go func(seq uint64) {
 			defer wg.Done()
-			s.handle(ctx, c, ln.Addr())
-		}()
+			s.handle(ctx, c, ln.Addr(), seq)
+		}(seq)
 	}
 }
 
@@ -78,6 +86,17 @@ func (s *Server) stepTimeout() time.Duration {
 	return DefaultStepTimeout
 }
 
+// DefaultIdleTimeout is generous: a paced stream with large blocks
+// writes seldom.
+const DefaultIdleTimeout = time.Minute
+
+func (s *Server) idleTimeout() time.Duration {
+	if s.IdleTimeout > 0 {
+		return s.IdleTimeout
+	}
+	return DefaultIdleTimeout
+}
+
 func (s *Server) maxDuration() time.Duration {
 	if s.MaxDuration > 0 {
 		return s.MaxDuration
@@ -89,7 +108,7 @@ func (s *Server) maxDuration() time.Duration {
 // connection of a new test, a data stream of the running one, or refuses
 // it. Reading the cookie happens here, in the connection's goroutine, so a
 // silent connection holds nothing but itself.
-func (s *Server) handle(ctx context.Context, c net.Conn, local net.Addr) {
+func (s *Server) handle(ctx context.Context, c net.Conn, local net.Addr, seq uint64) {
 	c.SetDeadline(time.Now().Add(s.stepTimeout()))
 	var cookie [cookieSize]byte
 	if _, err := io.ReadFull(c, cookie[:]); err != nil || !validCookie(cookie[:]) {
@@ -101,7 +120,7 @@ func (s *Server) handle(ctx context.Context, c net.Conn, local net.Addr) {
 	switch {
 	case cur != nil && cur.cookie == cookie:
 		s.mu.Unlock()
-		if !cur.offerStream(c) {
+		if !cur.offerStream(c, seq) {
 			deny(c)
 		}
 		return

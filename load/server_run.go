@@ -44,10 +44,33 @@ func (t *serverTest) runStreams(ctx context.Context) error {
 		msgs <- ctrlMsg{st, err}
 	}()
 	var msg ctrlMsg
-	select {
-	case msg = <-msgs:
-	case <-ctx.Done():
-		msg.st = stServerTerminate
+	idle := ""
+	watch := time.NewTicker(max(t.srv.idleTimeout()/4, 10*time.Millisecond))
+	defer watch.Stop()
+	lastMoved, lastTotal := time.Now(), uint64(0)
+wait:
+	for {
+		select {
+		case msg = <-msgs:
+			break wait
+		case <-ctx.Done():
+			msg.st = stServerTerminate
+			break wait
+		case now := <-watch.C:
+			total, alive := t.progress()
+			switch {
+			case alive == 0:
+				idle = "the client closed every stream without ending the test"
+			case total != lastTotal:
+				lastMoved, lastTotal = now, total
+			case now.Sub(lastMoved) >= t.srv.idleTimeout():
+				idle = fmt.Sprintf("no data moved for %v", t.srv.idleTimeout())
+			}
+			if idle != "" {
+				msg.st = stServerTerminate
+				break wait
+			}
+		}
 	}
 	close(stop)
 	for _, st := range t.streams {
@@ -73,6 +96,9 @@ func (t *serverTest) runStreams(ctx context.Context) error {
 	}
 
 	switch {
+	case idle != "":
+		t.ctl.writeState(stServerTerminate)
+		return fmt.Errorf("ended: %s", idle)
 	case msg.st == stServerTerminate && msg.err == nil:
 		t.ctl.writeState(stServerTerminate)
 		return fmt.Errorf("ended: the server is shutting down")
@@ -87,6 +113,20 @@ func (t *serverTest) runStreams(ctx context.Context) error {
 		return fmt.Errorf("the client sent %v while the test ran", msg.st)
 	}
 	return t.exchangeResults()
+}
+
+// progress is the bytes moved so far and the number of streams still
+// moving them.
+func (t *serverTest) progress() (total uint64, alive int) {
+	for _, st := range t.streams {
+		total += st.bytes.Load()
+		select {
+		case <-st.done:
+		default:
+			alive++
+		}
+	}
+	return total, alive
 }
 
 func (t *serverTest) omittedSet(i int, v uint64) {

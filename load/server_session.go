@@ -1,12 +1,14 @@
 package load
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
 	"net/netip"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -59,14 +61,14 @@ func newServerTest(srv *Server, c net.Conn, cookie [cookieSize]byte, local net.A
 
 // offerStream hands a TCP data connection that sent this test's cookie
 // to the test; false when the test is not taking streams.
-func (t *serverTest) offerStream(c net.Conn) bool {
+func (t *serverTest) offerStream(c net.Conn, seq uint64) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if !t.accepting {
 		return false
 	}
 	st := newStream(0, false, false)
-	st.conn = c
+	st.conn, st.seq = c, seq
 	select {
 	case t.incoming <- st:
 		return true
@@ -109,7 +111,7 @@ func (t *serverTest) closeAll() {
 	for {
 		select {
 		case st := <-t.incoming:
-			if st.conn != nil && st.udp == false {
+			if st.conn != nil && !st.udp {
 				st.conn.Close()
 			}
 			continue
@@ -251,15 +253,18 @@ func (t *serverTest) collectStreams(ctx context.Context) error {
 	timer := time.NewTimer(t.srv.stepTimeout())
 	defer timer.Stop()
 	for i := range t.total() {
-		var st *stream
 		select {
-		case st = <-t.incoming:
+		case st := <-t.incoming:
+			t.streams = append(t.streams, st)
 		case <-timer.C:
 			return fmt.Errorf("%d of %d streams connected within %v", i, t.total(), t.srv.stepTimeout())
 		case <-ctx.Done():
 			t.ctl.writeState(stServerTerminate)
 			return errors.New("server shutting down")
 		}
+	}
+	slices.SortFunc(t.streams, func(a, b *stream) int { return cmp.Compare(a.seq, b.seq) })
+	for i, st := range t.streams {
 		st.id = 1
 		if i > 0 {
 			st.id = i + 2
@@ -268,7 +273,6 @@ func (t *serverTest) collectStreams(ctx context.Context) error {
 		if st.conn != nil {
 			st.conn.SetDeadline(time.Time{})
 		}
-		t.streams = append(t.streams, st)
 	}
 	t.mu.Lock()
 	t.accepting = false
@@ -305,6 +309,7 @@ func (t *serverTest) listenUDP() error {
 // for the receiving streams while the test runs.
 func (t *serverTest) udpLoop(uc *net.UDPConn) {
 	buf := make([]byte, maxUDPBlock+64)
+	var helloSeq uint64
 	for {
 		n, from, err := uc.ReadFromUDPAddrPort(buf)
 		if err != nil {
@@ -329,6 +334,8 @@ func (t *serverTest) udpLoop(uc *net.UDPConn) {
 			continue
 		}
 		st := newStream(0, false, true)
+		helloSeq++
+		st.seq = helloSeq
 		st.shared = uc
 		st.peer = net.UDPAddrFromAddrPort(from)
 		select {

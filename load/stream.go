@@ -17,7 +17,9 @@ import (
 // are written by the goroutine that moves its data and read by the
 // interval sampler, so they are atomic or under mu.
 type stream struct {
-	id     int
+	id int
+	// seq orders the server's streams as the client connected them.
+	seq    uint64
 	sender bool // this side sends on it
 	udp    bool
 	conn   net.Conn // TCP, or the client's connected UDP socket
