@@ -50,7 +50,7 @@ func FindKernel(root string) (*Kernel, error) {
 	}
 	images, _ := filepath.Glob(filepath.Join(dir, "boot", "vmlinuz-*"))
 	if len(images) == 0 {
-		return nil, fmt.Errorf("no kernel in %s (run make lab-deps)", dir)
+		return nil, fmt.Errorf("no kernel in %s", dir)
 	}
 	k := &Kernel{Dir: dir, Image: images[0]}
 	release := strings.TrimPrefix(filepath.Base(k.Image), "vmlinuz-")

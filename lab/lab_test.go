@@ -162,7 +162,9 @@ loop:
 		t.Errorf("the guest ran no test")
 	}
 	if *fixtures != "" {
-		if err := saveFixtures(*fixtures, fixture); err != nil {
+		if len(fixture) == 0 {
+			t.Errorf("-fixtures: the guest sent no fixtures")
+		} else if err := saveFixtures(*fixtures, fixture); err != nil {
 			t.Errorf("fixtures: %v", err)
 		} else {
 			t.Logf("fixtures written to %s", *fixtures)
