@@ -140,7 +140,7 @@ func ReadSysfs(fsys fs.FS, name string) SysfsResult {
 
 	b.Mode = r.word(bd + "mode")
 	b.XmitHashPolicy = r.word(bd + "xmit_hash_policy")
-	b.MIIStatus = r.word(bd + "mii_status")
+	b.MIIStatus = r.text(bd + "mii_status")
 	b.MIIMonMs = r.num(bd + "miimon")
 	b.UpDelayMs = r.num(bd + "updelay")
 	b.DownDelayMs = r.num(bd + "downdelay")
@@ -183,12 +183,17 @@ func readSysfsLACP(r *sysReader, bd string) *LACP {
 	l.Rate = r.word(bd + "lacp_rate")
 	l.MinLinks = r.num(bd + "min_links")
 	l.ADSelect = r.word(bd + "ad_select")
-	l.AggregatorID = r.num(bd + "ad_aggregator")
+	l.AggregatorID = nonZero(r.num(bd + "ad_aggregator"))
 	l.NumPorts = r.num(bd + "ad_num_ports")
 	l.ActorKey = r.rootOnly(bd+"ad_actor_key", r.num)
 	l.PartnerKey = r.rootOnly(bd+"ad_partner_key", r.num)
 	l.SystemPriority = r.rootOnly(bd+"ad_actor_sys_prio", r.num)
+	// ad_actor_system is an override, all zeros unless set; the LACPDUs
+	// then carry the bond's own address, as procfs and netlink report.
 	l.SystemMAC = r.rootOnlyText(bd + "ad_actor_system")
+	if l.SystemMAC != nil && *l.SystemMAC == "00:00:00:00:00:00" {
+		l.SystemMAC = r.text(path.Dir(path.Clean(bd)) + "/address")
+	}
 	l.PartnerMAC = r.rootOnlyText(bd + "ad_partner_mac")
 	return l
 }
@@ -206,11 +211,12 @@ func readSysfsSlave(r *sysReader, name string) Slave {
 	sd := dir + "/bonding_slave/"
 	s := Slave{Name: name}
 	s.State = r.word(sd + "state")
-	s.MIIStatus = r.word(sd + "mii_status")
+	// Not word: a slave's MII status can be "going down" or "going back".
+	s.MIIStatus = r.text(sd + "mii_status")
 	s.LinkFailureCount = r.num(sd + "link_failure_count")
 	s.PermHWAddr = r.text(sd + "perm_hwaddr")
 	s.QueueID = r.num(sd + "queue_id")
-	s.AggregatorID = r.num(sd + "ad_aggregator_id")
+	s.AggregatorID = nonZero(r.num(sd + "ad_aggregator_id"))
 	if st := r.num(sd + "ad_actor_oper_port_state"); st != nil {
 		s.Actor = &ActorPort{Port{PortState: portState(*st)}}
 	}
@@ -239,6 +245,14 @@ func (r *sysReader) readQuiet(file string) string {
 		return ""
 	}
 	return string(bytes.TrimSpace(data))
+}
+
+// nonZero drops an aggregator id of 0: the kernel's "no aggregator".
+func nonZero(p *int) *int {
+	if p != nil && *p == 0 {
+		return nil
+	}
+	return p
 }
 
 func portState(n int) *PortState {

@@ -36,6 +36,7 @@ func sysfs8023ad() fstest.MapFS {
 		"sys/class/net/bond0/bonding/ad_actor_system":                 f("00:00:00:00:00:00"),
 		"sys/class/net/bond0/bonding/slaves":                          f("eth1 eth0"),
 		"sys/class/net/bond0/mtu":                                     f("9000"),
+		"sys/class/net/bond0/address":                                 f("02:1d:22:fd:7e:72"),
 		"sys/class/net/bond0/operstate":                               f("up"),
 		"sys/class/net/eth0/bonding_slave/state":                      f("active"),
 		"sys/class/net/eth0/bonding_slave/mii_status":                 f("up"),
@@ -49,7 +50,7 @@ func sysfs8023ad() fstest.MapFS {
 		"sys/class/net/eth0/duplex":                                   f("full"),
 		"sys/class/net/eth0/mtu":                                      f("9000"),
 		"sys/class/net/eth1/bonding_slave/state":                      f("active"),
-		"sys/class/net/eth1/bonding_slave/mii_status":                 f("down"),
+		"sys/class/net/eth1/bonding_slave/mii_status":                 f("going back"),
 		"sys/class/net/eth1/bonding_slave/ad_aggregator_id":           f("1"),
 		"sys/class/net/eth1/bonding_slave/ad_actor_oper_port_state":   f("71"),
 		"sys/class/net/eth1/bonding_slave/ad_partner_oper_port_state": f("1"),
@@ -84,6 +85,8 @@ func TestReadSysfs8023AD(t *testing.T) {
 	sysEqI(t, "actor key", l.ActorKey, 15)
 	sysEqS(t, "partner mac", l.PartnerMAC, "02:fc:ce:91:32:14")
 	sysEqI(t, "sys prio", l.SystemPriority, 65535)
+	// ad_actor_system all zeros: not overridden, the bond's address is used.
+	sysEqS(t, "system mac", l.SystemMAC, "02:1d:22:fd:7e:72")
 
 	// Enslave order is bonding/slaves' order, not the alphabet.
 	if len(b.Slaves) != 2 || b.Slaves[0].Name != "eth1" || b.Slaves[1].Name != "eth0" {
@@ -99,6 +102,7 @@ func TestReadSysfs8023AD(t *testing.T) {
 		t.Fatalf("eth0 port states %+v %+v", e0.Actor, e0.Partner)
 	}
 	e1 := b.Slaves[0]
+	sysEqS(t, "eth1 mii", e1.MIIStatus, "going back")
 	if e1.SpeedMbps != nil || e1.Duplex != nil {
 		t.Errorf("a down link's speed -1 and duplex unknown must be nil: %v %v", e1.SpeedMbps, e1.Duplex)
 	}
