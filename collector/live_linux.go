@@ -493,12 +493,15 @@ func (s *LiveSource) readProc(c *liveBond, name string) {
 	data, err := fs.ReadFile(s.fsys, file)
 	switch {
 	case err == nil:
-		p, _, err := bonding.ParseProc(name, data)
+		p, notes, err := bonding.ParseProcReport(name, data)
 		if err != nil {
-			c.procWarn = fmt.Sprintf("/%s: %v", file, err)
+			c.procWarn = err.Error() // names the file
 			return
 		}
 		c.proc = &p
+		if w := garbledWarnings("/"+file, notes.Garbled); len(w) > 0 {
+			c.procWarn = strings.Join(w, "; ")
+		}
 	case errors.Is(err, fs.ErrNotExist):
 		// The bond went away after the dump, or /proc is another
 		// namespace's: netlink and sysfs still tell most.
