@@ -58,6 +58,11 @@ func TestHashVectors(t *testing.T) {
 	frag.Fragment = true
 	esp := Flow{SrcMAC: srcMAC, DstMAC: dstMAC, Src: ip("10.0.0.1"), Dst: ip("10.0.0.2"), Proto: ProtoESP, SPI: 0xdeadbeef}
 	tcp6 := Flow{SrcMAC: srcMAC, DstMAC: dstMAC, Src: ip("2001:db8::1"), Dst: ip("2001:db8::2"), Proto: ProtoTCP, SrcPort: 40000, DstPort: 443}
+	echo6 := Flow{SrcMAC: srcMAC, DstMAC: dstMAC, Src: ip("2001:db8::1"), Dst: ip("2001:db8::2"), Proto: ProtoICMPv6, ICMPType: 128, ICMPID: 0x0102}
+	frag6 := tcp6
+	frag6.Fragment = true
+	unreach6 := Flow{SrcMAC: srcMAC, DstMAC: dstMAC, Src: ip("2001:db8::2"), Dst: ip("2001:db8::1"), Proto: ProtoICMPv6, ICMPType: 1, ICMPCode: 4,
+		Quoted: Quoted{Src: ip("2001:db8::1"), Dst: ip("2001:db8::2"), Proto: ProtoUDP, SrcPort: 1000, DstPort: 53}}
 	arp := Flow{SrcMAC: srcMAC, DstMAC: dstMAC, EtherType: EtherTypeARP}
 	lldp := Flow{SrcMAC: srcMAC, DstMAC: dstMAC, EtherType: 0x88cc}
 	vlan := Flow{SrcMAC: [6]byte{0x52, 0x54, 0x00, 0x12, 0x34, 0x56}, VLAN: 100}
@@ -115,6 +120,15 @@ func TestHashVectors(t *testing.T) {
 		// Before 5.5 ICMP had no key: addresses only, 0x1e000000 ->
 		// 0x1e001e00 -> 0x1e1e1e1e -> 0x0f0f0f0f.
 		{"layer3+4 icmp echo 5.4", PolicyLayer34, icmpEcho, linux54, 0x0f0f0f0f, nil},
+		// ICMPv6 echo request: 80 00 02 01 -> 0x01020080; ^0x03000000 (the
+		// addresses) = 0x02020080; ^>>16: 0x02020282; ^>>8: 0x02000080;
+		// >>1: 0x01000040.
+		{"layer3+4 icmpv6 echo", PolicyLayer34, echo6, linux61, 0x01000040, nil},
+		// An ICMPv6 error quoting [2001:db8::1]:1000 -> [2001:db8::2]:53:
+		// the same addresses xor and ports as udp4, so its value.
+		{"layer3+4 icmpv6 error", PolicyLayer34, unreach6, linux61, 0x1b1b6f6e, nil},
+		// IPv6 fragments: no ports, 0x03000000 folds to 0x01818181.
+		{"layer3+4 fragment6", PolicyLayer34, frag6, linux61, 0x01818181, nil},
 		// Identifier 0 counts as 1: 0x00010008 -> 0x1e010008 -> 0x1e011e09
 		// -> 0x1e1f1f17 -> 0x0f0f8f8b.
 		{"layer3+4 icmp echo id 0", PolicyLayer34, icmpEchoID0, linux61, 0x0f0f8f8b, nil},
@@ -135,6 +149,7 @@ func TestHashVectors(t *testing.T) {
 		{"layer2+3 icmp error", PolicyLayer23, timeExceeded, linux61, 0x0e68535a, nil},
 		// ARP is not IP for layer2+3: the layer2 hash 0x0f^0x0806.
 		{"layer2+3 arp", PolicyLayer23, arp, linux61, 0x0809, nil},
+		{"layer2 arp", PolicyLayer2, arp, linux61, 0x0809, nil},
 
 		// encap: the same as layer2+3 / layer3+4 for plain packets...
 		{"encap2+3 ipv4", PolicyEncap23, udp4(), linux61, 0x03030b04, nil},
