@@ -56,6 +56,8 @@ type simFlow struct {
 	flow         bonding.Flow
 	txBps, rxBps float64
 	pktBytes     float64
+	// sent and received count the bytes so far, for the flow table.
+	sent, received float64
 }
 
 // NewDemoSource starts the simulation at clock's now. Pass time.Now for a
@@ -320,6 +322,7 @@ func (sb *simBond) advance(b *bonding.Bond, k bonding.KernelVersion, dt float64)
 		f := &sb.flows[i]
 		if e := egress[i]; e >= 0 {
 			bytes := f.txBps * scale(offeredTx[e], e) * dt / 8
+			f.sent += bytes
 			c := sb.counters[sb.slaves[e]]
 			c[bonding.TxBytes] += bytes
 			c[bonding.TxPackets] += bytes / f.pktBytes
@@ -328,6 +331,7 @@ func (sb *simBond) advance(b *bonding.Bond, k bonding.KernelVersion, dt float64)
 		}
 		if in := ingress[i]; in >= 0 {
 			bytes := f.rxBps * scale(offeredRx[in], in) * dt / 8
+			f.received += bytes
 			c := sb.counters[sb.slaves[in]]
 			c[bonding.RxBytes] += bytes
 			c[bonding.RxPackets] += bytes / f.pktBytes

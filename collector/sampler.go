@@ -34,6 +34,15 @@ type Options struct {
 	// Sample returns it: the fan-out to a recorder or a metrics endpoint
 	// that should see every mode's snapshots. They must not block.
 	Sinks []func(*Snapshot)
+	// Flows lists the host's sockets for each bond's flow table; when nil,
+	// the Source if it is a FlowReader (the demo).
+	Flows FlowReader
+	// FlowInterval is the time between socket dumps; DefaultFlowInterval
+	// when zero.
+	FlowInterval time.Duration
+	// Analyze, when set, runs on every snapshot before it is recorded or
+	// handed out, and fills BondSample.Findings (diagnose.Window.Fill).
+	Analyze func(*Snapshot)
 }
 
 // Sampler reads a Source and turns consecutive readings into Snapshots.
@@ -51,6 +60,8 @@ type Sampler struct {
 	// wakes Run to re-arm its ticker.
 	interval        atomic.Int64
 	intervalChanged chan struct{}
+	flows           *flowTracker // nil without a FlowReader
+	host            *hostCache   // nil when the Source is no HostReader
 }
 
 // NewSampler makes a Sampler over src.
@@ -75,6 +86,15 @@ func NewSampler(src Source, opts Options) *Sampler {
 		intervalChanged: make(chan struct{}, 1),
 	}
 	s.interval.Store(int64(opts.Interval))
+	if opts.Flows == nil {
+		opts.Flows, _ = src.(FlowReader)
+	}
+	if opts.Flows != nil {
+		s.flows = newFlowTracker(opts.Flows, opts.FlowInterval)
+	}
+	if h, ok := src.(HostReader); ok {
+		s.host = &hostCache{r: h}
+	}
 	return s
 }
 
@@ -189,6 +209,7 @@ func (s *Sampler) sampleReading(r Reading) (*Snapshot, error) {
 		}
 	}
 	s.prev, s.prevAt, s.started = cur, now, true
+	s.enrich(now, snap, r.Bonds)
 	s.hist.Record(snap)
 	for _, sink := range s.opts.Sinks {
 		sink(snap)

@@ -19,7 +19,10 @@ type Snapshot struct {
 	// bond was deleted mid-run).
 	Missing []string `json:"missing_bonds,omitempty"`
 	// Events found since the previous snapshot, oldest first.
-	Events   []Event  `json:"events"`
+	Events []Event `json:"events"`
+	// Host holds host-wide settings (net.ipv4.tcp_reordering); nil when
+	// the source has none.
+	Host     *Host    `json:"host,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`
 	// Notes say what the reader could not see, e.g. fields that need root.
 	Notes []string `json:"notes,omitempty"`
@@ -43,6 +46,13 @@ type BondSample struct {
 	Traffic
 	// Slaves hides bonding.Bond.Slaves in JSON: same order, with traffic.
 	Slaves []SlaveSample `json:"slaves"`
+	// Findings are the analyzer's diagnosis (Options.Analyze), worst
+	// first; nil when no analyzer ran.
+	Findings []Finding `json:"findings"`
+	// Flows is the latest flow table of the bond (Options.Flows), shared
+	// by the snapshots until the next socket dump; nil without a
+	// FlowReader. JSON carries only each slave's Predicted sums.
+	Flows *FlowTable `json:"-"`
 }
 
 // SlaveSample is one slave's state and traffic.
@@ -54,6 +64,9 @@ type SlaveSample struct {
 	// a rate is missing.
 	ShareRx *float64 `json:"share_rx"`
 	ShareTx *float64 `json:"share_tx"`
+	// Predicted sums the flow table's sockets the hash sends on this
+	// slave; nil without a flow table.
+	Predicted *Predicted `json:"predicted,omitempty"`
 }
 
 // Traffic holds an interface's counters and what they did in the interval.

@@ -111,7 +111,10 @@ type options struct {
 	replay   string
 	speed    float64
 	// sinks receive every snapshot (metrics, recorder), set up by run.
-	sinks    []func(*collector.Snapshot)
+	sinks []func(*collector.Snapshot)
+	// flows lists the host's sockets for the flow table (live only; the
+	// demo source lists its own); nil without one.
+	flows    collector.FlowReader
 	interval time.Duration
 	once     bool
 	count    int
@@ -172,6 +175,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 				fmt.Fprintf(stderr, "bondtop: the recording %s is incomplete: %v\n", opts.record, err)
 			}
 		}()
+	}
+
+	if !opts.demo && opts.root == "" && opts.command == "" {
+		// The flow table is an extra: without sock_diag the rest works.
+		if lf, err := collector.NewLiveFlows(); err == nil {
+			defer lf.Close()
+			opts.flows = lf
+		}
 	}
 
 	if opts.listen != "" {

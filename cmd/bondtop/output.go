@@ -177,7 +177,20 @@ func printBond(w io.Writer, b *collector.BondSample) {
 	fmt.Fprintf(w, "  rx %s  tx %s\n", bits(b.RxBps), bits(b.TxBps))
 
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  SLAVE\tMII\tSTATE\tSPEED\tAGG\tACTOR\tPARTNER\tRX\tTX\tRX%\tTX%\tERR\tDROP\tFAILS")
+	// FLOWS and PRED-TX (this host's sockets the hash sends on the slave,
+	// and their payload rate) only where there is a flow table.
+	flowCols := func(*collector.SlaveSample) string { return "" }
+	cols := "  SLAVE\tMII\tSTATE\tSPEED\tAGG\tACTOR\tPARTNER\tRX\tTX\tRX%\tTX%\tERR\tDROP\tFAILS"
+	if b.Flows != nil {
+		cols += "\tFLOWS\tPRED-TX"
+		flowCols = func(s *collector.SlaveSample) string {
+			if s.Predicted == nil {
+				return "\t-\t-"
+			}
+			return "\t" + strconv.Itoa(s.Predicted.Flows) + "\t" + bits(s.Predicted.TxBps)
+		}
+	}
+	fmt.Fprintln(tw, cols)
 	for i := range b.Slaves {
 		s := &b.Slaves[i]
 		speed := "-"
@@ -203,11 +216,20 @@ func printBond(w io.Writer, b *collector.BondSample) {
 			errs = sumDash(iv.RxErrors, iv.TxErrors)
 			drops = sumDash(iv.RxDropped, iv.TxDropped, iv.RxOverErrors, iv.RxFifoErrors)
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s%s\n",
 			s.Name, dash(s.MIIStatus), dash(s.State), speed, agg, stateDash(actor), stateDash(partner),
-			bits(s.RxBps), bits(s.TxBps), pct(s.ShareRx), pct(s.ShareTx), errs, drops, intDash(s.LinkFailureCount))
+			bits(s.RxBps), bits(s.TxBps), pct(s.ShareRx), pct(s.ShareTx), errs, drops, intDash(s.LinkFailureCount), flowCols(s))
 	}
 	_ = tw.Flush()
+	printFindings(w, b.Findings)
+}
+
+// printFindings lists a bond's findings under its table, one line each;
+// --json carries the why and what to do (detail) too.
+func printFindings(w io.Writer, fs []collector.Finding) {
+	for _, f := range fs {
+		fmt.Fprintf(w, "  %-8s %s  [%s]\n", strings.ToUpper(string(f.Severity)), f.Message, f.ID)
+	}
 }
 
 func deref(p *string) string {

@@ -13,13 +13,17 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/diagnose"
 	"github.com/bondtop/bondtop/metrics"
 )
 
 // samplerOptions are the Sampler settings every mode shares, with the
-// sinks (metrics, recorder) the flags asked for.
+// sinks (metrics, recorder) the flags asked for, the flow table, and the
+// diagnosis that fills every snapshot's findings (a window of its own per
+// Sampler).
 func (o *options) samplerOptions() collector.Options {
-	return collector.Options{Interval: o.interval, Bonds: o.bonds, Sinks: o.sinks}
+	return collector.Options{Interval: o.interval, Bonds: o.bonds, Sinks: o.sinks,
+		Flows: o.flows, Analyze: diagnose.NewWindow(0).Fill}
 }
 
 // startMetrics listens on addr and serves /metrics from the snapshots the

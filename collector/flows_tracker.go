@@ -1,0 +1,187 @@
+package collector
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/bondtop/bondtop/bonding"
+)
+
+// flowTracker is the Sampler's side of the flow table: it re-reads the
+// sockets every interval, turns byte counts into rates, and predicts each
+// bond's flows again when the bond's usable slaves change between reads
+// (a slave that loses link moves its flows at once, not at the next dump).
+type flowTracker struct {
+	reader FlowReader
+	every  time.Duration
+
+	readAt   time.Time
+	seconds  float64
+	kernel   bonding.KernelVersion
+	sockets  []Socket
+	rates    []socketRate
+	prev     map[uint64][2]uint64 // socket ID -> tx, rx bytes at readAt
+	warnings []string
+	lastErr  string
+
+	tables map[string]*FlowTable
+	keys   map[string]string // bond -> what its prediction depends on
+}
+
+func newFlowTracker(r FlowReader, every time.Duration) *flowTracker {
+	if every <= 0 {
+		every = DefaultFlowInterval
+	}
+	return &flowTracker{reader: r, every: every, tables: map[string]*FlowTable{}, keys: map[string]string{}}
+}
+
+// due reports whether the sockets should be read at now: on the first
+// sample, every interval, and once more a second after the first read, so
+// rates appear early (bondtop --once samples twice, a second apart).
+func (t *flowTracker) due(now time.Time) bool {
+	if t.readAt.IsZero() {
+		return true
+	}
+	since := now.Sub(t.readAt)
+	return since >= t.every || (t.seconds == 0 && since >= time.Second)
+}
+
+// read dumps the sockets and computes their rates since the last dump.
+func (t *flowTracker) read(now time.Time) {
+	fr, err := t.reader.ReadFlows()
+	if err != nil {
+		// Keep the old table rather than show none; say so once.
+		if msg := "flow table: " + err.Error(); msg != t.lastErr {
+			t.lastErr = msg
+			t.warnings = []string{msg}
+		} else {
+			t.warnings = nil
+		}
+		return
+	}
+	t.lastErr = ""
+	seconds := 0.0
+	if !t.readAt.IsZero() {
+		seconds = now.Sub(t.readAt).Seconds()
+	}
+	rates := make([]socketRate, len(fr.Sockets))
+	next := make(map[uint64][2]uint64, len(fr.Sockets))
+	for i := range fr.Sockets {
+		s := &fr.Sockets[i]
+		if !s.HaveBytes {
+			continue
+		}
+		next[s.ID] = [2]uint64{s.TxBytes, s.RxBytes}
+		if seconds <= 0 {
+			continue
+		}
+		// A socket new since the last dump sent all its bytes within the
+		// interval; one whose counts went back is a reused cookie.
+		var p [2]uint64
+		if old, ok := t.prev[s.ID]; ok {
+			if old[0] > s.TxBytes || old[1] > s.RxBytes {
+				continue
+			}
+			p = old
+		}
+		rates[i] = socketRate{ok: true, tx: float64(s.TxBytes-p[0]) * 8 / seconds, rx: float64(s.RxBytes-p[1]) * 8 / seconds}
+	}
+	t.readAt, t.seconds, t.kernel = now, seconds, fr.Kernel
+	t.sockets, t.rates, t.prev = fr.Sockets, rates, next
+	t.warnings = fr.Warnings
+	clear(t.keys) // every table is rebuilt from the new dump
+}
+
+// attach gives every bond of snap its flow table, reading the sockets when
+// due, and fills each slave's Predicted.
+func (t *flowTracker) attach(now time.Time, snap *Snapshot, bonds []bonding.Bond) {
+	if t.due(now) {
+		t.read(now)
+		snap.Warnings = append(snap.Warnings, t.warnings...)
+	}
+	if t.readAt.IsZero() {
+		return // no dump succeeded yet
+	}
+	seen := make(map[string]bool, len(snap.Bonds))
+	for i := range snap.Bonds {
+		bs := &snap.Bonds[i]
+		var b *bonding.Bond
+		for j := range bonds {
+			if bonds[j].Name == bs.Name {
+				b = &bonds[j]
+			}
+		}
+		if b == nil {
+			continue
+		}
+		seen[b.Name] = true
+		key := predictionKey(b)
+		tab := t.tables[b.Name]
+		if tab == nil || t.keys[b.Name] != key {
+			tab = buildFlowTable(b, t.kernel, t.readAt, t.seconds, t.sockets, t.rates)
+			t.tables[b.Name], t.keys[b.Name] = tab, key
+		}
+		bs.Flows = tab
+		for k := range bs.Slaves {
+			sf := tab.Slave(bs.Slaves[k].Name)
+			if sf == nil {
+				continue
+			}
+			p := &Predicted{Flows: sf.Flows}
+			if tab.HaveRates() {
+				p.TxBps = new(sf.TxBps)
+			}
+			bs.Slaves[k].Predicted = p
+		}
+	}
+	for name := range t.tables {
+		if !seen[name] {
+			delete(t.tables, name)
+			delete(t.keys, name)
+		}
+	}
+}
+
+// predictionKey sums up what a bond's predictions depend on besides the
+// packets: mode, policy, the usable slaves in order, the active slave.
+func predictionKey(b *bonding.Bond) string {
+	var sb strings.Builder
+	if b.Mode != nil {
+		sb.WriteString(*b.Mode)
+	}
+	sb.WriteByte('|')
+	if b.XmitHashPolicy != nil {
+		sb.WriteString(*b.XmitHashPolicy)
+	}
+	sb.WriteByte('|')
+	if b.ActiveSlave != nil {
+		sb.WriteString(*b.ActiveSlave)
+	}
+	sb.WriteByte('|')
+	if b.TLBDynamicLB != nil {
+		sb.WriteString(strconv.Itoa(*b.TLBDynamicLB))
+	}
+	usable, _ := bonding.UsableSlaves(b)
+	for _, s := range usable {
+		sb.WriteByte('|')
+		sb.WriteString(s)
+	}
+	sb.WriteByte('|')
+	sb.WriteString(strconv.Itoa(len(b.Slaves))) // a new slave adds a SlaveFlows row
+	return sb.String()
+}
+
+// enrich adds what the Sampler gathers beside the bonds' readings: the
+// flow tables, host settings, and the analyzer's findings.
+func (s *Sampler) enrich(now time.Time, snap *Snapshot, bonds []bonding.Bond) {
+	if s.flows != nil {
+		s.flows.attach(now, snap, bonds)
+	}
+	if s.host != nil {
+		snap.Host = s.host.get(now)
+	}
+	if s.opts.Analyze != nil {
+		s.opts.Analyze(snap)
+	}
+}

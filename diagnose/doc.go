@@ -1,0 +1,15 @@
+// Package diagnose owns bondtop's advice: from a window of collector
+// Snapshots (and the flow tables they carry) it finds what keeps a bond
+// from doing its job — traffic piled on one slave, a hash policy that
+// cannot spread the flows there are, too few flows, LACP that did not
+// negotiate, links that differ, drop or err, balance-rr reordering, a
+// min_links about to take the bond down — and says why and what to do.
+//
+// Everything here is a pure function of snapshots: no clock, no I/O.
+// Window keeps the recent snapshots and fills BondSample.Findings; the
+// Sampler runs it through collector.Options.Analyze. WhatIf gives the
+// table behind the what-if finding (every policy, other slave counts) for
+// the dashboard.
+//
+// Imports: collector and bonding, never ui.
+package diagnose

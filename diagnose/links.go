@@ -1,0 +1,220 @@
+package diagnose
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/bondtop/bondtop/bonding"
+	"github.com/bondtop/bondtop/internal/units"
+)
+
+// links: slaves down or flapping, and slaves that differ in speed, duplex
+// or MTU.
+func (v *view) links() []Finding {
+	b := v.now
+	var out []Finding
+	down := map[string]bool{}
+	for i := range b.Slaves {
+		if st := str(b.Slaves[i].MIIStatus); st != "" && st != "up" {
+			down[b.Slaves[i].Name] = true
+		}
+	}
+	if len(down) > 0 {
+		names := v.slaveOrder(down)
+		f := Finding{ID: IDLinkDown, Severity: Warning, Slaves: names}
+		if len(down) == len(b.Slaves) {
+			f.Severity = Critical
+		}
+		f.Message = fmt.Sprintf("%s link down (%d of %d slaves)", strings.Join(names, ", "), len(down), len(b.Slaves))
+		f.Detail = "A slave without link carries nothing; the bond runs on the others"
+		if v.mode() == bonding.ModeActiveBackup {
+			f.Detail += " and has no standby left if the active slave fails"
+		} else if v.hashes() {
+			f.Detail += ", and the flows it carried were hashed again over the slaves left"
+		}
+		f.Detail += ". Check the cable or optic, the switch port (shut, err-disabled) and the NIC: ethtool " + names[0] + ", ip -s link show " + names[0] + ", dmesg."
+		out = append(out, f)
+	}
+
+	// Link failures counted during the window: a flapping link.
+	flaps := map[string]int{}
+	first := v.samples[0].b
+	for i := range b.Slaves {
+		s := &b.Slaves[i]
+		if p := slaveOf(first, s.Name); p != nil && p.LinkFailureCount != nil && s.LinkFailureCount != nil && *s.LinkFailureCount > *p.LinkFailureCount {
+			flaps[s.Name] = *s.LinkFailureCount - *p.LinkFailureCount
+		}
+	}
+	if len(flaps) > 0 {
+		names := v.slaveOrder(boolSet(flaps))
+		var parts []string
+		for _, n := range names {
+			parts = append(parts, fmt.Sprintf("%s +%d", n, flaps[n]))
+		}
+		secs := v.windowSeconds()
+		out = append(out, Finding{ID: IDLinkFlapping, Severity: Warning, Slaves: names,
+			Message: fmt.Sprintf("link failures in the last %.0f s: %s", secs, strings.Join(parts, ", ")),
+			Detail:  "link_failure_count rose: the link went down and came back. Each loss moves the slave's traffic elsewhere and, in 802.3ad, renegotiates LACP. A dirty optic, a bad cable, a switch port flapping, or a miimon/updelay too short for the NIC; see dmesg and the switch's log."})
+	}
+
+	// Differences between the slaves with link.
+	speeds := map[int][]string{}
+	mtus := map[int][]string{}
+	half := map[string]bool{}
+	for i := range b.Slaves {
+		s := &b.Slaves[i]
+		if down[s.Name] {
+			continue
+		}
+		if s.SpeedMbps != nil && *s.SpeedMbps > 0 {
+			speeds[*s.SpeedMbps] = append(speeds[*s.SpeedMbps], s.Name)
+		}
+		if s.Duplex != nil && *s.Duplex == "half" {
+			half[s.Name] = true
+		}
+		if s.MTU != nil {
+			mtus[*s.MTU] = append(mtus[*s.MTU], s.Name)
+		}
+	}
+	if len(speeds) > 1 {
+		parts, all := describeGroups(speeds, func(k int) string { return units.Speed(k) })
+		detail := "Slaves at different speeds share the traffic badly: the hash gives each slave the same number of flows, so the slow one saturates first."
+		if b.Is8023AD() {
+			detail = "In 802.3ad a slave's key encodes its speed: slaves at another speed form their own aggregator, and only one aggregator carries traffic (ad_select decides which)."
+		}
+		out = append(out, Finding{ID: IDSpeedMismatch, Severity: Warning, Slaves: v.slaveOrder(all),
+			Message: "slave speeds differ: " + strings.Join(parts, ", "),
+			Detail:  detail + " A slave that negotiated a lower speed than it should has a cable, optic or autonegotiation problem: ethtool SLAVE shows what it negotiated."})
+	}
+	if len(half) > 0 {
+		names := v.slaveOrder(half)
+		out = append(out, Finding{ID: IDHalfDuplex, Severity: Warning, Slaves: names,
+			Message: strings.Join(names, ", ") + " at half duplex",
+			Detail:  "Half duplex means collisions and a fraction of the throughput; 802.3ad needs full duplex to aggregate a port at all. It is almost always an autonegotiation mismatch (one side forced, the other negotiating): set both ends to autonegotiate, or force both the same."})
+	}
+	// The bond sends frames of its own MTU on every slave: a slave below
+	// it is as bad as slaves that differ.
+	if bondMTU, ok := deref(b.MTU); ok && len(mtus) > 0 {
+		if _, same := mtus[bondMTU]; !same || len(mtus) > 1 {
+			mtus[bondMTU] = append(mtus[bondMTU], b.Name)
+		}
+	}
+	if len(mtus) > 1 {
+		parts, all := describeGroups(mtus, func(k int) string { return fmt.Sprintf("MTU %d", k) })
+		delete(all, b.Name)
+		out = append(out, Finding{ID: IDMTUMismatch, Severity: Warning, Slaves: v.slaveOrder(all),
+			Message: "MTUs differ: " + strings.Join(parts, ", "),
+			Detail:  "The bond sends frames of its own MTU on every slave: a slave with a smaller MTU drops them, and jumbo frames work only when the bond, every slave, the switch ports and the peers all use the same MTU. Set the MTU on the bond (it applies it to the slaves), and on the switch."})
+	}
+	return out
+}
+
+// counters: errors, overruns and drops counted on the slaves during the
+// window.
+func (v *view) counters() []Finding {
+	type sums struct{ errs, over, drops, packets uint64 }
+	per := map[string]*sums{}
+	for _, smp := range v.samples {
+		for i := range smp.b.Slaves {
+			s := &smp.b.Slaves[i]
+			iv := s.Interval
+			if iv == nil {
+				continue
+			}
+			p := per[s.Name]
+			if p == nil {
+				p = &sums{}
+				per[s.Name] = p
+			}
+			p.errs += val(iv.RxErrors) + val(iv.TxErrors)
+			p.over += val(iv.RxOverErrors) + val(iv.RxFifoErrors)
+			p.drops += val(iv.RxDropped) + val(iv.TxDropped)
+			if s.RxPps != nil && s.TxPps != nil {
+				p.packets += uint64((*s.RxPps + *s.TxPps) * smp.seconds)
+			}
+		}
+	}
+	secs := v.windowSeconds()
+	pick := func(get func(*sums) uint64, minFraction float64) (map[string]bool, []string) {
+		set := map[string]bool{}
+		for name, p := range per {
+			n := get(p)
+			if n == 0 || (minFraction > 0 && float64(n) < minFraction*float64(p.packets)) {
+				continue
+			}
+			// Drops on a backup slave are the bond discarding what
+			// arrives there, by design.
+			if minFraction > 0 {
+				if sl := slaveOf(v.now, name); sl != nil && str(sl.State) == "backup" {
+					continue
+				}
+			}
+			set[name] = true
+		}
+		var parts []string
+		for _, n := range v.slaveOrder(set) {
+			parts = append(parts, fmt.Sprintf("%s +%d", n, get(per[n])))
+		}
+		return set, parts
+	}
+	var out []Finding
+	if set, parts := pick(func(p *sums) uint64 { return p.errs }, 0); len(set) > 0 {
+		out = append(out, Finding{ID: IDErrors, Severity: Warning, Slaves: v.slaveOrder(set),
+			Message: fmt.Sprintf("errors in the last %.0f s: %s", secs, strings.Join(parts, ", ")),
+			Detail:  "Receive errors (CRC, frame, length) point at the physical link: cable, optic, a port of the switch, or a duplex mismatch. Transmit errors at the NIC or its driver. ethtool -S SLAVE breaks them down; swap the cable or optic first."})
+	}
+	if set, parts := pick(func(p *sums) uint64 { return p.over }, 0); len(set) > 0 {
+		out = append(out, Finding{ID: IDOverruns, Severity: Warning, Slaves: v.slaveOrder(set),
+			Message: fmt.Sprintf("receive overruns in the last %.0f s: %s", secs, strings.Join(parts, ", ")),
+			Detail:  "Overruns (rx_over_errors, rx_fifo_errors) mean frames arrived faster than the host took them off the NIC: the receive ring filled. Enlarge it (ethtool -g SLAVE shows the maximum, ethtool -G SLAVE rx N sets it), spread interrupts over CPUs (irqbalance, RSS queues), or check for a CPU busy elsewhere. A slave that receives most of the bond's traffic overruns first."})
+	}
+	if set, parts := pick(func(p *sums) uint64 { return p.drops }, 0.001); len(set) > 0 {
+		out = append(out, Finding{ID: IDDrops, Severity: Info, Slaves: v.slaveOrder(set),
+			Message: fmt.Sprintf("drops in the last %.0f s: %s", secs, strings.Join(parts, ", ")),
+			Detail:  "Dropped packets were received but discarded by the kernel: a full backlog or ring under load, or frames nobody handles (unknown protocol or VLAN). Under load they come with overruns; otherwise they are often harmless. nstat and ethtool -S SLAVE tell which."})
+	}
+	return out
+}
+
+func (v *view) windowSeconds() float64 {
+	s := 0.0
+	for _, smp := range v.samples[1:] {
+		s += smp.seconds
+	}
+	return s
+}
+
+func val(p *uint64) uint64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+func boolSet[T any](m map[string]T) map[string]bool {
+	out := make(map[string]bool, len(m))
+	for k := range m {
+		out[k] = true
+	}
+	return out
+}
+
+// describeGroups writes "10G: a,b" per value, in value order, and returns
+// every name.
+func describeGroups(groups map[int][]string, name func(int) string) ([]string, map[string]bool) {
+	keys := make([]int, 0, len(groups))
+	for k := range groups {
+		keys = append(keys, k)
+	}
+	sort.Ints(keys)
+	var parts []string
+	all := map[string]bool{}
+	for _, k := range keys {
+		parts = append(parts, name(k)+" on "+strings.Join(groups[k], ","))
+		for _, n := range groups[k] {
+			all[n] = true
+		}
+	}
+	return parts, all
+}
