@@ -47,7 +47,11 @@ func TestLab(t *testing.T) {
 		ctx, cancel = context.WithDeadline(context.Background(), d.Add(-30*time.Second))
 	}
 	defer cancel()
-	guestArgs := []string{"-test.timeout=" + runTimeout.String()}
+	// The guest's own timeout fires first, so a hung test ends with the
+	// guest's goroutine dump on the report port rather than a killed VM.
+	deadline, _ := ctx.Deadline()
+	guestTimeout := time.Until(deadline) - bootTimeout/2
+	guestArgs := []string{"-test.timeout=" + guestTimeout.Round(time.Second).String()}
 	if run := os.Getenv("BONDTOP_LAB_RUN"); run != "" {
 		guestArgs = append(guestArgs, "-test.run="+run)
 	}

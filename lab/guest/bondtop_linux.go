@@ -194,8 +194,8 @@ func FormatEvents(evs []collector.Event) string {
 // by the test's clock and bondtop's rate must fall within 2% of the range
 // those brackets allow. It returns the kernel's per-slave deltas and the
 // worst error (%) against the brackets' midpoints, over the slaves that
-// carried traffic.
-func RateCheck(t testing.TB, bt *Bondtop, p *Pair, n, srcPort int, d time.Duration) ([]uint64, float64) {
+// carried traffic, and bondtop's sample of the bond after the traffic.
+func RateCheck(t testing.TB, bt *Bondtop, p *Pair, n, srcPort int, d time.Duration) ([]uint64, float64, *collector.BondSample) {
 	t.Helper()
 	Settle(t, p.Slaves...)
 	t0a := time.Now()
@@ -261,7 +261,7 @@ func RateCheck(t testing.TB, bt *Bondtop, p *Pair, n, srcPort int, d time.Durati
 			t.Errorf("%s: bondtop tx %.0f bit/s, kernel %.0f..%.0f bit/s: more than 2%% off", name, got, bits/hi, bits/lo)
 		}
 	}
-	return deltas, worst
+	return deltas, worst, b
 }
 
 // Settle waits until the interfaces' tx_bytes stop growing (beyond a

@@ -135,7 +135,7 @@ func TestLACP(t *testing.T) {
 			}
 			Measure(t, fmt.Sprintf("bondtop_sample_time[slaves=%d]", n), float64(time.Since(start).Microseconds())/5000, "ms")
 
-			_, worst := RateCheck(t, bt, p, 2*n, 41000, 3*time.Second)
+			_, worst, _ := RateCheck(t, bt, p, 2*n, 41000, 3*time.Second)
 			Measure(t, fmt.Sprintf("rate_error[802.3ad,slaves=%d]", n), worst, "%")
 		})
 	}

@@ -45,7 +45,7 @@ func TestModes(t *testing.T) {
 			if len(b.Slaves) != 2 || !Is(b.MIIStatus, "up") {
 				t.Errorf("bondtop: %d slaves, MII %s", len(b.Slaves), Show(b.MIIStatus))
 			}
-			deltas, worst := RateCheck(t, bt, p, 4, 43000, 2*time.Second)
+			deltas, worst, _ := RateCheck(t, bt, p, 4, 43000, 2*time.Second)
 			Measure(t, fmt.Sprintf("rate_error[%s]", mode), worst, "%")
 			t.Logf("kernel tx bytes per slave: %v", deltas)
 			switch mode {

@@ -29,13 +29,16 @@ func TestXORHash(t *testing.T) {
 			if !Is(b.Mode, bonding.ModeXOR) || !Is(b.XmitHashPolicy, policy) {
 				t.Errorf("bondtop: mode %s policy %s, want balance-xor %s", Show(b.Mode), Show(b.XmitHashPolicy), policy)
 			}
-			deltas, worst := RateCheck(t, bt, p, 8, 42000, 3*time.Second)
+			deltas, worst, b := RateCheck(t, bt, p, 8, 42000, 3*time.Second)
 			Measure(t, fmt.Sprintf("rate_error[balance-xor,%s]", policy), worst, "%")
 
 			var total, top uint64
-			for _, d := range deltas {
+			busiest := 0
+			for i, d := range deltas {
 				total += d
-				top = max(top, d)
+				if d > top {
+					top, busiest = d, i
+				}
 			}
 			busy := 0
 			for _, d := range deltas {
@@ -48,6 +51,10 @@ func TestXORHash(t *testing.T) {
 			case "layer2":
 				if float64(top) < 0.99*float64(total) {
 					t.Errorf("layer2: the busiest slave sent %d of %d bytes, want all (one MAC pair)", top, total)
+				}
+				// bondtop must show the same: one slave with all the share.
+				if s := SlaveIn(t, b, p.Slaves[busiest]); s.ShareTx == nil || *s.ShareTx < 0.99 {
+					t.Errorf("layer2: bondtop's tx share of %s is %s, the kernel's %.3f", s.Name, share(s.ShareTx), float64(top)/float64(total))
 				}
 			case "layer3+4":
 				if busy < 2 {
