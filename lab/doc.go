@@ -1,8 +1,9 @@
 // Package lab is bondtop's real-kernel test harness. The build machines'
 // own kernel has no bonding driver, so the lab boots Debian's kernel under
 // qemu with an initramfs it writes itself: one static Go binary, the guest
-// test binary of package lab/guest, which runs as /init, loads tls, veth and
-// bonding, runs the scenario tests and powers the VM off.
+// test binary of package lab/guest, which runs as /init, loads bonding, veth
+// and bridge (with their dependencies), runs the scenario tests and powers
+// the VM off.
 //
 // The host side (this package) builds that binary, packs it with the kernel
 // modules into a newc cpio archive, boots the VM, reads the guest's test
@@ -21,5 +22,11 @@
 //	cpio.go       write the initramfs (newc cpio, gzip)
 //	vm.go         boot qemu, enforce timeouts, split the serial streams
 //	report.go     turn the guest's test output back into per-test results
-//	lab_test.go   TestLab: deps check, skip/fail policy, subtests
+//	fixtures.go   unpack the fixture trees the guest sent (make lab-fixtures)
+//	lab_test.go   TestLab: deps check, skip/fail policy, subtests, figures
+//
+// Environment: BONDTOP_LAB_RUN passes a -test.run pattern to the guest
+// (BONDTOP_LAB_RUN=Failover go test -v ./lab/), BONDTOP_LAB_KERNEL and
+// BONDTOP_LAB_QEMU point at another kernel tree or qemu binary, and
+// BONDTOP_LAB_ACCEL=kvm uses KVM where it works.
 package lab

@@ -3,7 +3,9 @@ package guest
 import (
 	"fmt"
 	"net"
+	"os"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/vishvananda/netlink"
@@ -292,6 +294,11 @@ type Pair struct {
 // the peer .2. The caller builds the bond and the peer side.
 func NewPair(t testing.TB, subnet, n int) *Pair {
 	t.Helper()
+	// Scenarios share the VM's root namespace one after the other: each
+	// must find it as the first found it, without bonds.
+	if b, _ := os.ReadFile("/sys/class/net/bonding_masters"); len(strings.TrimSpace(string(b))) > 0 {
+		t.Fatalf("bonds left over from an earlier scenario: %s", b)
+	}
 	p := &Pair{
 		Root:   Root(t),
 		Peer:   NewNS(t, "peer"),
