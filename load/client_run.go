@@ -27,7 +27,7 @@ func (s *session) running(ctx context.Context) error {
 		rate:     s.cfg.Rate,
 		stop:     stopSend,
 		sendBuf:  payload(max(s.cfg.BlockSize, s.udpBlockOr())),
-		recvSize: max(s.cfg.BlockSize, 256<<10),
+		recvSize: recvBuffer,
 	}
 	if s.cfg.Protocol == UDP {
 		m.block = s.udpBlock()

@@ -78,7 +78,7 @@ type Config struct {
 	// Rate limits each stream to this many bits per second (iperf3 -b);
 	// 0 is as fast as possible for TCP, iperf3's 1 Mbit/s for UDP.
 	Rate uint64
-	// BlockSize is the size of each write (TCP: 128 KiB when 0, at most
+	// BlockSize is the size of each write (TCP: 1 MiB when 0, at most
 	// 1 MiB) or datagram (UDP: the control connection's MSS when 0).
 	BlockSize int
 	// Interval between live statistics (DefaultInterval when 0).

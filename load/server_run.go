@@ -17,7 +17,7 @@ func (t *serverTest) runStreams(ctx context.Context) error {
 		udp64:    t.udp64,
 		stop:     stop,
 		sendBuf:  payload(t.block),
-		recvSize: max(t.block, 256<<10),
+		recvSize: recvBuffer,
 	}
 	t.begin = time.Now()
 	t.running.Store(true)
@@ -84,6 +84,20 @@ wait:
 		st.noteRetrans()
 	}
 	t.running.Store(false)
+	// The end message goes out before the streams close, so the client
+	// reads why they closed.
+	var ended error
+	switch {
+	case idle != "":
+		ended = fmt.Errorf("ended: %s", idle)
+	case msg.st == stServerTerminate && msg.err == nil:
+		ended = fmt.Errorf("ended: the server is shutting down")
+	case msg.err != nil && isTimeout(msg.err):
+		ended = fmt.Errorf("ended after %v, the most this server allows (bondtop serve's maximum duration)", limit.Round(time.Second))
+	}
+	if ended != nil {
+		t.ctl.writeState(stServerTerminate)
+	}
 	// As iperf3: the streams close at TEST_END, before the results, so a
 	// receiving client sees their end.
 	for _, st := range t.streams {
@@ -96,15 +110,8 @@ wait:
 	}
 
 	switch {
-	case idle != "":
-		t.ctl.writeState(stServerTerminate)
-		return fmt.Errorf("ended: %s", idle)
-	case msg.st == stServerTerminate && msg.err == nil:
-		t.ctl.writeState(stServerTerminate)
-		return fmt.Errorf("ended: the server is shutting down")
-	case msg.err != nil && isTimeout(msg.err):
-		t.ctl.writeState(stServerTerminate)
-		return fmt.Errorf("ended after %v, the most this server allows (bondtop serve's maximum duration)", limit.Round(time.Second))
+	case ended != nil:
+		return ended
 	case msg.err != nil:
 		return wordCtrlErr("while the test ran", t.peer.String(), limit, msg.err)
 	case msg.st == stClientTerminate:

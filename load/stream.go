@@ -51,6 +51,11 @@ func newStream(id int, sender, udp bool) *stream {
 	return &stream{id: id, sender: sender, udp: udp, retrans: -1, done: make(chan struct{})}
 }
 
+// recvBuffer is each receiving stream's read size: a read returns what
+// the socket holds, so a larger buffer than this buys little and costs
+// memory with 128 streams.
+const recvBuffer = 256 << 10
+
 // mover is the loop that moves a stream's data until stop is closed (the
 // sender) or the peer ends (the receiver).
 type mover struct {

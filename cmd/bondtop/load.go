@@ -40,7 +40,7 @@ Flags:
   --bidir          both directions at once
   -u, --udp        UDP instead of TCP (default rate 1M per stream)
   -b RATE          per-stream rate in bit/s: 100M, 2.5G (default: unlimited TCP)
-  -l BYTES         write size (TCP default 128K) or datagram size (UDP)
+  -l BYTES         write size (TCP default 1048576) or datagram size (UDP)
   -i SEC           seconds between interval reports (default 1)
   --spread         choose source ports so the streams spread evenly over
                    the bond's usable slaves (its transmit hash)
