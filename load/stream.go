@@ -128,10 +128,21 @@ func stopped(stop <-chan struct{}) bool {
 	}
 }
 
+// pacedBlock is the TCP write size at rate: at most 10ms worth of data,
+// so a paced stream is smooth at each interval instead of one burst, and
+// never less than 4 KiB (the syscalls would cost more than the pacing
+// gains).
+func pacedBlock(block int, rate uint64) int {
+	if rate == 0 {
+		return block
+	}
+	return max(min(block, int(rate/8/100)), min(block, 4<<10))
+}
+
 // sendTCP writes whole blocks: large writes are what makes a Go sender as
 // fast as iperf3's (the syscall, not the copy, is the cost).
 func (m *mover) sendTCP(s *stream) error {
-	buf := m.sendBuf
+	buf := m.sendBuf[:pacedBlock(len(m.sendBuf), m.rate)]
 	var sent uint64
 	for !stopped(m.stop) {
 		if !pace(s.start, sent, m.rate, m.stop) {
