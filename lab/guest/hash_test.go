@@ -45,19 +45,22 @@ func TestHashAgreement(t *testing.T) {
 	policies := []string{"layer2", "layer2+3", "layer3+4", "encap2+3", "encap3+4", "vlan+srcmac"}
 	t.Run("balance-xor", func(t *testing.T) {
 		for n := 2; n <= 4; n++ {
-			p := NewPair(t, 60+n, n)
-			p.Root.Bond(t, p.Bond, BondSpec{Mode: "balance-xor", XmitHashPolicy: "layer2"}, p.Slaves...)
-			lab := newHashLab(t, p, 60+n, true)
-			for _, pol := range policies {
-				rows = append(rows, lab.run(t, k, fmt.Sprintf("xor %d slaves", n), pol))
-			}
-			// A pulled cable: the far end goes down, the slave loses
-			// carrier and leaves the usable slaves.
-			p.Peer.Down(t, p.Far[n-1])
-			waitMII(t, p.Slaves[n-1], "down")
-			for _, pol := range policies {
-				rows = append(rows, lab.run(t, k, fmt.Sprintf("xor %d slaves, %s down", n, p.Slaves[n-1]), pol))
-			}
+			// A subtest each, so the veths of one go before the next.
+			t.Run(fmt.Sprintf("slaves=%d", n), func(t *testing.T) {
+				p := NewPair(t, 60+n, n)
+				p.Root.Bond(t, p.Bond, BondSpec{Mode: "balance-xor", XmitHashPolicy: "layer2"}, p.Slaves...)
+				lab := newHashLab(t, p, 60+n, true)
+				for _, pol := range policies {
+					rows = append(rows, lab.run(t, k, fmt.Sprintf("xor %d slaves", n), pol))
+				}
+				// A pulled cable: the far end goes down, the slave loses
+				// carrier and leaves the usable slaves.
+				p.Peer.Down(t, p.Far[n-1])
+				waitMII(t, p.Slaves[n-1], "down")
+				for _, pol := range policies {
+					rows = append(rows, lab.run(t, k, fmt.Sprintf("xor %d slaves, %s down", n, p.Slaves[n-1]), pol))
+				}
+			})
 		}
 	})
 	t.Run("802.3ad", func(t *testing.T) {
@@ -131,12 +134,24 @@ func waitMII(t *testing.T, slave, state string) {
 	})
 }
 
+// The kinds of flows a run mixes, in turn.
+const (
+	kindUDP4 = iota
+	kindUDP6
+	kindEcho4 // ICMP echo request
+	kindEcho6 // ICMPv6 echo request
+	kindFrag4 // UDP datagrams the IP layer fragments
+	kindFrag6
+	numKinds
+)
+
+var kindNames = [numKinds]string{"udp4", "udp6", "echo4", "echo6", "frag4", "frag6"}
+
 // agreement is one row of the table: a bond configuration and a policy.
 type agreement struct {
 	config, policy string
-	v4, v6         int // flows compared
-	ok4, ok6       int // of which the prediction matched
-	unpredictable  int // flows bondtop called unpredictable (not compared)
+	n, ok          [numKinds]int // flows compared, and matched, per kind
+	unpredictable  int           // flows bondtop called unpredictable (not compared)
 	// Of the unpredictable flows, how many took the slave the hash would
 	// pick without the socket's hash: chance, if they are unpredictable.
 	asIf, asIfOK int
@@ -149,17 +164,24 @@ func printAgreement(t *testing.T, rows []agreement) {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "transmit hash: bondtop vs the kernel (tx_packets per slave)\n")
-	fmt.Fprintf(&b, "%-34s %-12s %10s %10s %6s %6s %s\n", "bond", "policy", "IPv4", "IPv6", "unpr.", "ambig.", "")
+	fmt.Fprintf(&b, "%-33s %-11s", "bond", "policy")
+	for _, k := range kindNames {
+		fmt.Fprintf(&b, " %6s", k)
+	}
+	fmt.Fprintf(&b, " %5s %5s\n", "unpr.", "ambig")
 	total, agree := 0, 0
 	for _, r := range rows {
-		note := ""
-		if r.asIf > 0 {
-			note = fmt.Sprintf("unpredictable ones on the no-socket-hash slave: %d/%d", r.asIfOK, r.asIf)
+		fmt.Fprintf(&b, "%-33s %-11s", r.config, r.policy)
+		for k := range numKinds {
+			fmt.Fprintf(&b, " %6s", fmt.Sprintf("%d/%d", r.ok[k], r.n[k]))
+			total += r.n[k]
+			agree += r.ok[k]
 		}
-		fmt.Fprintf(&b, "%-34s %-12s %10s %10s %6d %6d %s\n", r.config, r.policy,
-			fmt.Sprintf("%d/%d", r.ok4, r.v4), fmt.Sprintf("%d/%d", r.ok6, r.v6), r.unpredictable, r.ambiguous, note)
-		total += r.v4 + r.v6
-		agree += r.ok4 + r.ok6
+		fmt.Fprintf(&b, " %5d %5d", r.unpredictable, r.ambiguous)
+		if r.asIf > 0 {
+			fmt.Fprintf(&b, "  (unpredictable ones on the no-socket-hash slave: %d/%d)", r.asIfOK, r.asIf)
+		}
+		b.WriteByte('\n')
 	}
 	pct := 100.0
 	if total > 0 {
@@ -206,23 +228,30 @@ func newHashLab(t *testing.T, p *Pair, subnet int, changeMAC bool) *hashLab {
 	for i := range hashNeigh {
 		d4 := netip.AddrFrom4([4]byte{198, 18, byte(subnet), byte(10 + i)})
 		d6 := netip.MustParseAddr(fmt.Sprintf("2001:db8:%x::%x", subnet, 10+i))
-		for _, d := range []netip.Addr{d4, d6} {
-			mac := l.randomMAC()
-			fam := netlink.FAMILY_V4
-			if d.Is6() {
-				fam = netlink.FAMILY_V6
-			}
-			n := &netlink.Neigh{LinkIndex: bond.Attrs().Index, Family: fam, State: netlink.NUD_PERMANENT,
-				IP: net.IP(d.AsSlice()), HardwareAddr: net.HardwareAddr(mac[:])}
-			if err := p.Root.NL.NeighAdd(n); err != nil {
-				t.Fatalf("neighbour %s: %v", d, err)
-			}
-			l.macs[d] = mac
-		}
+		l.macs[d4], l.macs[d6] = l.randomMAC(), l.randomMAC()
 		l.dst4 = append(l.dst4, d4)
 		l.dst6 = append(l.dst6, d6)
 	}
+	l.neighbours(t)
 	return l
+}
+
+// neighbours (re)writes the permanent neighbour entries: a change of the
+// bond's MAC address flushes them all, permanent ones included.
+func (l *hashLab) neighbours(t *testing.T) {
+	t.Helper()
+	idx := l.p.Root.Link(t, l.p.Bond).Attrs().Index
+	for d, mac := range l.macs {
+		fam := netlink.FAMILY_V4
+		if d.Is6() {
+			fam = netlink.FAMILY_V6
+		}
+		n := &netlink.Neigh{LinkIndex: idx, Family: fam, State: netlink.NUD_PERMANENT,
+			IP: net.IP(d.AsSlice()), HardwareAddr: net.HardwareAddr(mac[:])}
+		if err := l.p.Root.NL.NeighSet(n); err != nil {
+			t.Fatalf("neighbour %s: %v", d, err)
+		}
+	}
 }
 
 // randomMAC is a locally administered unicast address.
@@ -274,6 +303,7 @@ func (l *hashLab) run(t *testing.T, k bonding.KernelVersion, config, policy stri
 	pred := l.predictor(t, k, policy)
 	var miss []string
 	var srcMAC [6]byte
+flows:
 	for i := range hashFlows {
 		if i%(hashFlows/4) == 0 {
 			if l.changeMAC {
@@ -281,19 +311,31 @@ func (l *hashLab) run(t *testing.T, k bonding.KernelVersion, config, policy stri
 				if err := l.p.Root.NL.LinkSetHardwareAddr(l.p.Root.Link(t, l.p.Bond), net.HardwareAddr(m[:])); err != nil {
 					t.Fatalf("bond MAC: %v", err)
 				}
+				l.neighbours(t)
 			}
 			copy(srcMAC[:], l.p.Root.Link(t, l.p.Bond).Attrs().HardwareAddr)
 		}
-		six := i%2 == 1
+		kind := i % numKinds
+		six := kind == kindUDP6 || kind == kindEcho6 || kind == kindFrag6
 		f := bonding.Flow{SrcMAC: srcMAC, Proto: bonding.ProtoUDP,
 			SrcPort: uint16(1024 + l.rng.IntN(60000)), DstPort: uint16(1 + l.rng.IntN(65534))}
 		if six {
 			f.Src, f.Dst = l.local6, l.dst6[l.rng.IntN(len(l.dst6))]
-			// Local IPv6 datagrams carry a hash from the automatic flow
+			// Local IPv6 packets carry a hash from the automatic flow
 			// label (net.ipv6.auto_flowlabels), which encap3+4 uses.
 			f.L4Hash = true
 		} else {
 			f.Src, f.Dst = l.local4, l.dst4[l.rng.IntN(len(l.dst4))]
+		}
+		switch kind {
+		case kindEcho4, kindEcho6:
+			f.Proto, f.ICMPType, f.SrcPort, f.DstPort = bonding.ProtoICMP, 8, 0, 0
+			if six {
+				f.Proto, f.ICMPType = bonding.ProtoICMPv6, 128
+			}
+			f.ICMPID = uint16(l.rng.Uint32())
+		case kindFrag4, kindFrag6:
+			f.Fragment = true
 		}
 		f.DstMAC = l.macs[f.Dst]
 		c, err := pred.Predict(&f)
@@ -307,7 +349,7 @@ func (l *hashLab) run(t *testing.T, k bonding.KernelVersion, config, policy stri
 			g := f
 			g.L4Hash = false
 			if c2, err := pred.Predict(&g); err == nil && c2.Outcome == bonding.Hashed {
-				if got, _ := l.egress(t, &g); got != "" {
+				if got, _ := l.egress(t, &g, kind); got != "" {
 					row.asIf++
 					if got == c2.Slave {
 						row.asIfOK++
@@ -316,27 +358,24 @@ func (l *hashLab) run(t *testing.T, k bonding.KernelVersion, config, policy stri
 			}
 			continue
 		}
-		got, deltas := l.egress(t, &f)
-		switch {
-		case got == "":
+		got, deltas := l.egress(t, &f, kind)
+		if got == "" {
 			row.ambiguous++
-			miss = append(miss, fmt.Sprintf("%s:%d -> %s:%d: egress unclear, tx_packets deltas %v", f.Src, f.SrcPort, f.Dst, f.DstPort, deltas))
-			continue
-		case six:
-			row.v6++
-		default:
-			row.v4++
-		}
-		if got == c.Slave {
-			if six {
-				row.ok6++
-			} else {
-				row.ok4++
+			miss = append(miss, fmt.Sprintf("%s %s:%d -> %s:%d: egress unclear, tx_packets deltas %v", kindNames[kind], f.Src, f.SrcPort, f.Dst, f.DstPort, deltas))
+			if row.ambiguous >= 10 && row.n == [numKinds]int{} {
+				// Nothing leaves as expected: no point in going on.
+				t.Errorf("%s %s: no flow's egress could be read; giving up on this run", config, policy)
+				break flows
 			}
 			continue
 		}
-		miss = append(miss, fmt.Sprintf("%s:%d -> %s:%d (dst %s, src %s): kernel %s, bondtop %s (%s, hash %#x %% %d)",
-			f.Src, f.SrcPort, f.Dst, f.DstPort, net.HardwareAddr(f.DstMAC[:]), net.HardwareAddr(f.SrcMAC[:]), got, c.Slave, c.Outcome, c.Hash, c.Count))
+		row.n[kind]++
+		if got == c.Slave {
+			row.ok[kind]++
+			continue
+		}
+		miss = append(miss, fmt.Sprintf("%s %s:%d -> %s:%d id %d (dst %s, src %s): kernel %s, bondtop %s (%s, hash %#x %% %d)",
+			kindNames[kind], f.Src, f.SrcPort, f.Dst, f.DstPort, f.ICMPID, net.HardwareAddr(f.DstMAC[:]), net.HardwareAddr(f.SrcMAC[:]), got, c.Slave, c.Outcome, c.Hash, c.Count))
 	}
 	if len(miss) > 0 {
 		for _, m := range miss[:min(len(miss), 8)] {
@@ -349,36 +388,25 @@ func (l *hashLab) run(t *testing.T, k bonding.KernelVersion, config, policy stri
 	return row
 }
 
-// egress sends hashPackets datagrams of flow f and returns the slave whose
-// tx_packets moved by at least that much, "" when not exactly one did
-// (after a retry: LACPDUs and neighbour discovery add a packet here and
-// there).
-func (l *hashLab) egress(t *testing.T, f *bonding.Flow) (string, []uint64) {
+// egress sends hashPackets packets of flow f (datagrams, echo requests, or
+// datagrams too big for the MTU) and returns the slave whose tx_packets
+// moved by at least that much, "" when not exactly one did, twice (LACPDUs
+// and neighbour discovery add a packet here and there).
+func (l *hashLab) egress(t *testing.T, f *bonding.Flow, kind int) (string, []uint64) {
 	t.Helper()
-	network := "udp4"
-	if f.Src.Is6() {
-		network = "udp6"
-	}
-	// An unconnected socket: a connected one gets a socket hash
-	// (sk_txhash), which encap3+4 would use.
-	conn, err := net.ListenUDP(network, net.UDPAddrFromAddrPort(netip.AddrPortFrom(f.Src, f.SrcPort)))
-	if err != nil {
-		t.Fatalf("bind %s:%d: %v", f.Src, f.SrcPort, err)
-	}
-	defer conn.Close()
-	dst := netip.AddrPortFrom(f.Dst, f.DstPort)
-	payload := make([]byte, 32)
+	send, done := l.sender(t, f, kind)
+	defer done()
 	var deltas []uint64
-	for range 3 {
+	for range 2 {
 		before := Counters(t, "tx_packets", l.p.Slaves...)
 		for range hashPackets {
-			if _, err := conn.WriteToUDPAddrPort(payload, dst); err != nil {
-				t.Fatalf("send to %s: %v", dst, err)
+			if err := send(); err != nil {
+				t.Fatalf("send %s to %s: %v", kindNames[kind], f.Dst, err)
 			}
 		}
 		// veth may count a packet when its peer's NAPI poll takes it, a
 		// moment after the send returned: wait until they all show.
-		deadline := time.Now().Add(2 * time.Second)
+		deadline := time.Now().Add(300 * time.Millisecond)
 		for {
 			after := Counters(t, "tx_packets", l.p.Slaves...)
 			deltas = make([]uint64, len(after))
@@ -405,4 +433,61 @@ func (l *hashLab) egress(t *testing.T, f *bonding.Flow) (string, []uint64) {
 		}
 	}
 	return "", deltas
+}
+
+// sender opens the socket for one flow and returns a function that sends
+// one packet of it, and one that closes the socket.
+func (l *hashLab) sender(t *testing.T, f *bonding.Flow, kind int) (send func() error, done func()) {
+	t.Helper()
+	switch kind {
+	case kindEcho4, kindEcho6:
+		network := "ip4:icmp"
+		if kind == kindEcho6 {
+			network = "ip6:ipv6-icmp"
+		}
+		conn, err := net.ListenIP(network, &net.IPAddr{IP: f.Src.AsSlice()})
+		if err != nil {
+			t.Fatalf("raw socket %s on %s: %v", network, f.Src, err)
+		}
+		msg := make([]byte, 8+24)
+		msg[0] = f.ICMPType
+		msg[4], msg[5] = byte(f.ICMPID>>8), byte(f.ICMPID)
+		if kind == kindEcho4 {
+			// ICMPv4 raw sockets send the checksum as given; the kernel
+			// fills ICMPv6's.
+			sum := icmpChecksum(msg)
+			msg[2], msg[3] = byte(sum>>8), byte(sum)
+		}
+		dst := &net.IPAddr{IP: f.Dst.AsSlice()}
+		return func() error { _, err := conn.WriteToIP(msg, dst); return err }, func() { conn.Close() }
+	}
+	network := "udp4"
+	if f.Src.Is6() {
+		network = "udp6"
+	}
+	// An unconnected socket: a connected one gets a socket hash
+	// (sk_txhash), which encap3+4 would use.
+	conn, err := net.ListenUDP(network, net.UDPAddrFromAddrPort(netip.AddrPortFrom(f.Src, f.SrcPort)))
+	if err != nil {
+		t.Fatalf("bind %s:%d: %v", f.Src, f.SrcPort, err)
+	}
+	size := 32
+	if kind == kindFrag4 || kind == kindFrag6 {
+		size = 3000 // three fragments at MTU 1500
+	}
+	payload := make([]byte, size)
+	dst := netip.AddrPortFrom(f.Dst, f.DstPort)
+	return func() error { _, err := conn.WriteToUDPAddrPort(payload, dst); return err }, func() { conn.Close() }
+}
+
+// icmpChecksum is the Internet checksum of b.
+func icmpChecksum(b []byte) uint16 {
+	var s uint32
+	for i := 0; i+1 < len(b); i += 2 {
+		s += uint32(b[i])<<8 | uint32(b[i+1])
+	}
+	for s > 0xffff {
+		s = s>>16 + s&0xffff
+	}
+	return ^uint16(s)
 }
