@@ -31,7 +31,7 @@ func startLoadServer(t *testing.T) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
-func keys(m map[string]any) []string {
+func loadJSONKeys(m map[string]any) []string {
 	var k []string
 	for key := range m {
 		k = append(k, key)
@@ -52,7 +52,7 @@ func TestLoadJSON(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
-	if got := strings.Join(keys(doc), ","); got != "slaves,streams,sum" {
+	if got := strings.Join(loadJSONKeys(doc), ","); got != "slaves,streams,sum" {
 		t.Errorf("top-level keys %s", got)
 	}
 	streams := doc["streams"].([]any)
@@ -60,12 +60,12 @@ func TestLoadJSON(t *testing.T) {
 		t.Fatalf("%d streams", len(streams))
 	}
 	for _, s := range streams {
-		if got := strings.Join(keys(s.(map[string]any)), ","); got != "bits_per_second,bytes,id,predicted_slave,retransmits,sport" {
+		if got := strings.Join(loadJSONKeys(s.(map[string]any)), ","); got != "bits_per_second,bytes,id,predicted_slave,retransmits,sport" {
 			t.Errorf("stream keys %s", got)
 		}
 	}
 	sum := doc["sum"].(map[string]any)
-	if got := strings.Join(keys(sum), ","); got != "bits_per_second,bytes,retransmits" {
+	if got := strings.Join(loadJSONKeys(sum), ","); got != "bits_per_second,bytes,retransmits" {
 		t.Errorf("sum keys %s", got)
 	}
 	if sum["bytes"].(float64) <= 0 {
