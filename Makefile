@@ -48,13 +48,20 @@ test-lab:
 lab-fixtures: lab-deps
 	$(GO) test -count=1 -v -timeout 20m -run TestLab ./lab/ -args -fixtures $(CURDIR)/testdata/lab
 
+# Every fuzz target, FUZZTIME each, one after the other.
+FUZZ_TARGETS := bonding:FuzzParseProc bonding:FuzzParseNetDev bonding:FuzzReadSysfs \
+	bonding:FuzzNetlinkMessage bonding:FuzzHash record:FuzzReadFrom load:FuzzControlMessage
+
 fuzz:
-	$(GO) test -run '^$$' -fuzz '^FuzzParseProc$$' -fuzztime $(FUZZTIME) ./bonding/
-	$(GO) test -run '^$$' -fuzz '^FuzzParseNetDev$$' -fuzztime $(FUZZTIME) ./bonding/
-	$(GO) test -run '^$$' -fuzz '^FuzzReadSysfs$$' -fuzztime $(FUZZTIME) ./bonding/
+	@for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "== $$name ($$pkg)"; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -parallel 1 ./$$pkg/ || exit 1; \
+	done
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./bonding/ ./collector/
+	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./bonding/ ./collector/ ./ui/ ./cmd/bondtop/
+	$(GO) test -run '^$$' -bench Loopback -count 5 ./load/
 
 clean:
 	rm -rf bin
