@@ -38,6 +38,9 @@ type LiveFlows struct {
 	// host with ten thousand peers the first reads resolve part of them,
 	// the following ones the rest (the cache holds them routeTTL).
 	lookupBudget time.Duration
+	// lastCount sizes the next read's slice: ten thousand sockets would
+	// otherwise grow it a dozen times.
+	lastCount int
 }
 
 var _ FlowReader = (*LiveFlows)(nil)
@@ -124,7 +127,7 @@ func (f *LiveFlows) ReadFlows() (FlowReading, error) {
 	if f.diag < 0 {
 		return FlowReading{}, errors.New("flow table closed")
 	}
-	fr := FlowReading{Kernel: f.kernel}
+	fr := FlowReading{Kernel: f.kernel, Sockets: make([]Socket, 0, f.lastCount+f.lastCount/8)}
 	if f.kWarn != "" {
 		fr.Warnings = append(fr.Warnings, f.kWarn)
 	}
@@ -144,6 +147,7 @@ func (f *LiveFlows) ReadFlows() (FlowReading, error) {
 			return FlowReading{}, err
 		}
 	}
+	f.lastCount = len(fr.Sockets)
 	paths, err := f.newPathFinder()
 	if err != nil {
 		return FlowReading{}, err

@@ -153,9 +153,12 @@ func (v *view) fewFlows(t *collector.FlowTable) []Finding {
 	if nEff < float64(m) {
 		f.Severity = Warning
 	}
-	count := "flows"
+	count := "flow"
 	if weighting == "tx rate" {
-		count = "busy flows"
+		count = "busy flow"
+	}
+	if n != 1 {
+		count += "s"
 	}
 	f.Message = fmt.Sprintf("%d %s over %d slaves: expect the busiest slave to carry about %s", n, count, m, pct(expected))
 	var ceiling string

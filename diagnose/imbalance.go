@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/bondtop/bondtop/bonding"
@@ -92,12 +93,29 @@ func WindowShares(bonds []*collector.BondSample, intervals []float64, tx bool, u
 	return s
 }
 
-// shares is WindowShares over the view's window.
+// shares is WindowShares over the view's window, from the sample where
+// the usable slaves became what they are now: before a failover or a
+// slave leaving the aggregator the flows hashed elsewhere, and mixing the
+// two would show neither.
 func (v *view) shares(tx bool) Shares {
-	bonds := make([]*collector.BondSample, len(v.samples))
-	secs := make([]float64, len(v.samples))
-	for i, s := range v.samples {
-		bonds[i], secs[i] = s.b, s.seconds
+	from := len(v.samples) - 1
+	for from > 0 {
+		u, _ := bonding.UsableSlaves(bondOf(v.samples[from-1].b))
+		if !slices.Equal(u, v.usable) {
+			break
+		}
+		from--
+	}
+	var bonds []*collector.BondSample
+	var secs []float64
+	for i, s := range v.samples[from:] {
+		bonds = append(bonds, s.b)
+		// The first sample's interval lies before the change.
+		if i == 0 && from > 0 {
+			secs = append(secs, 0)
+			continue
+		}
+		secs = append(secs, s.seconds)
 	}
 	return WindowShares(bonds, secs, tx, len(v.usable))
 }

@@ -102,6 +102,12 @@ func (v *view) links() []Finding {
 	}
 	if len(mtus) > 1 {
 		parts, all := describeGroups(mtus, func(k int) string { return fmt.Sprintf("MTU %d", k) })
+		// Involved: the slaves off the bond's MTU, else all that differ.
+		if bondMTU, ok := deref(b.MTU); ok {
+			for _, n := range mtus[bondMTU] {
+				delete(all, n)
+			}
+		}
 		delete(all, b.Name)
 		out = append(out, Finding{ID: IDMTUMismatch, Severity: Warning, Slaves: v.slaveOrder(all),
 			Message: "MTUs differ: " + strings.Join(parts, ", "),
