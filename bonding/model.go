@@ -40,8 +40,10 @@ type Bond struct {
 	Counters Counters `json:"-"`
 }
 
-// LACP is the bond-wide 802.3ad state. System and aggregator fields need
-// CAP_NET_ADMIN; without it they are nil.
+// LACP is the bond-wide 802.3ad state. The system priority and MAC need
+// CAP_NET_ADMIN. So do the active aggregator's fields in procfs and sysfs,
+// but netlink (IFLA_BOND_AD_INFO) gives those to every reader on 6.x
+// kernels. What no source gave is nil.
 type LACP struct {
 	Active         *bool   `json:"active"`
 	Rate           *string `json:"rate"`

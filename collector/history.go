@@ -20,25 +20,34 @@ type Ring struct {
 	// matters at 36,000 samples per series (1 h at 100 ms).
 	times  []int64
 	values []float32
-	next   int
+	size   int // capacity
+	next   int // where the next sample goes once full
 	full   bool
 }
 
+// newRing makes a ring of capacity n. Its storage grows as samples arrive:
+// an hour at 100 ms is 36,000 samples per series, and allocating that for
+// every series on the first tick stalls a small machine for nothing.
 func newRing(n int) *Ring {
-	return &Ring{times: make([]int64, n), values: make([]float32, n)}
+	return &Ring{times: make([]int64, 0, min(n, 64)), values: make([]float32, 0, min(n, 64)), size: n}
 }
 
 func (r *Ring) push(t time.Time, v *float64) {
+	val := float32(math.NaN())
+	if v != nil {
+		val = float32(*v)
+	}
+	if !r.full && len(r.values) < r.size {
+		r.times = append(r.times, t.UnixNano())
+		r.values = append(r.values, val)
+		if len(r.values) == r.size {
+			r.full = true
+		}
+		return
+	}
 	r.times[r.next] = t.UnixNano()
-	if v == nil {
-		r.values[r.next] = float32(math.NaN())
-	} else {
-		r.values[r.next] = float32(*v)
-	}
-	r.next++
-	if r.next == len(r.values) {
-		r.next, r.full = 0, true
-	}
+	r.values[r.next] = val
+	r.next = (r.next + 1) % r.size
 }
 
 // Point is one history sample.
@@ -49,10 +58,9 @@ type Point struct {
 
 // since copies the points at or after t, oldest first, appending to dst.
 func (r *Ring) since(dst []Point, t time.Time) []Point {
-	n := r.next
+	n := len(r.values)
 	start := 0
 	if r.full {
-		n = len(r.values)
 		start = r.next
 	}
 	from := t.UnixNano()

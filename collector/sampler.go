@@ -175,7 +175,7 @@ func (s *Sampler) sampleReading(r Reading) (*Snapshot, error) {
 	// Events is never nil: JSON consumers get [] rather than null.
 	snap := &Snapshot{Time: now, Warnings: r.Warnings, Events: []Event{}}
 	if r.Unprivileged {
-		snap.Notes = append(snap.Notes, "not root: LACP system, aggregator and partner details need CAP_NET_ADMIN (run bondtop with sudo to see them)")
+		snap.Notes = append(snap.Notes, "not root: the LACP system priority and MAC and each slave's LACPDU details (partner system, keys, ports) need CAP_NET_ADMIN (run bondtop with sudo to see them)")
 	}
 	seconds := 0.0
 	if s.started {

@@ -278,3 +278,25 @@ func TestGarbledFilesLoseOnlyTheirFields(t *testing.T) {
 		}
 	}
 }
+
+// TestHistoryRingWraps fills a ring past its capacity: it keeps the newest
+// samples, oldest first, and unknown rates stay NaN (a gap, not a zero).
+func TestHistoryRingWraps(t *testing.T) {
+	r := newRing(3)
+	t0 := time.Unix(100, 0)
+	for i := range 5 {
+		v := float64(i)
+		p := &v
+		if i == 3 {
+			p = nil
+		}
+		r.push(t0.Add(time.Duration(i)*time.Second), p)
+	}
+	got := r.since(nil, time.Time{})
+	if len(got) != 3 || got[0].Value != 2 || !math.IsNaN(float64(got[1].Value)) || got[2].Value != 4 {
+		t.Fatalf("%+v", got)
+	}
+	if got := r.since(nil, t0.Add(4*time.Second)); len(got) != 1 || got[0].Value != 4 {
+		t.Fatalf("since the last second: %+v", got)
+	}
+}
