@@ -70,3 +70,126 @@ func TestGoldenOnceJSON(t *testing.T) {
 		})
 	}
 }
+
+// TestGoldenLabTrees runs `bondtop --root TREE --once --json` on the trees
+// captured from a real kernel in the lab (testdata/lab, `make
+// lab-fixtures`): procfs, sysfs and counters as Debian's kernel wrote them.
+// Beside the reviewed golden file, the facts each capture was made for are
+// asserted directly.
+func TestGoldenLabTrees(t *testing.T) {
+	trees, err := filepath.Glob("../../testdata/lab/*/proc")
+	if err != nil || len(trees) == 0 {
+		t.Fatalf("no lab trees: %v", err)
+	}
+	for _, procDir := range trees {
+		dir := filepath.Dir(procDir)
+		name := filepath.Base(dir)
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			out, stderr, code := runBinary(t, "--root", dir, "--once", "--json", "--interval", "100ms")
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			var doc struct {
+				Bonds    []map[string]any `json:"bonds"`
+				Warnings []string         `json:"warnings"`
+			}
+			if err := json.Unmarshal([]byte(out), &doc); err != nil {
+				t.Fatalf("not JSON: %v", err)
+			}
+			if len(doc.Warnings) != 0 {
+				t.Errorf("warnings on a real kernel's files: %v", doc.Warnings)
+			}
+			if len(doc.Bonds) != 1 {
+				t.Fatalf("%d bonds", len(doc.Bonds))
+			}
+			checkLabFacts(t, name, doc.Bonds[0])
+			got := clockFields.ReplaceAllString(out, `"$1": "X"`)
+			golden := filepath.Join("testdata", "golden", "lab-"+name+".json")
+			if *update {
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test ./cmd/bondtop -run Golden -update, then review the files)", err)
+			}
+			if !bytes.Equal(want, []byte(got)) {
+				t.Errorf("output differs from %s; got:\n%s", golden, got)
+			}
+		})
+	}
+}
+
+// checkLabFacts asserts what each lab capture was taken to show.
+func checkLabFacts(t *testing.T, name string, b map[string]any) {
+	t.Helper()
+	slaves, _ := b["slaves"].([]any)
+	slave := func(n string) map[string]any {
+		for _, s := range slaves {
+			if m := s.(map[string]any); m["name"] == n {
+				return m
+			}
+		}
+		t.Fatalf("no slave %s", n)
+		return nil
+	}
+	state := func(s map[string]any, side string) float64 {
+		p, _ := s[side].(map[string]any)
+		if p == nil {
+			t.Fatalf("%s: no %s", s["name"], side)
+		}
+		v, _ := p["port_state"].(float64)
+		return v
+	}
+	for _, s := range slaves {
+		m := s.(map[string]any)
+		for _, k := range []string{"rx_bps", "tx_bps"} {
+			if v, ok := m[k].(float64); !ok || v < 0 {
+				t.Errorf("%s %s = %v, want a rate >= 0 (counters are in the tree)", m["name"], k, m[k])
+			}
+		}
+	}
+	switch {
+	case strings.HasPrefix(name, "LACP_slaves"):
+		lacp := b["lacp"].(map[string]any)
+		for _, s := range slaves {
+			m := s.(map[string]any)
+			if state(m, "actor") != 63 || state(m, "partner") != 63 {
+				t.Errorf("%s: port states %v/%v, want 63/63", m["name"], state(m, "actor"), state(m, "partner"))
+			}
+			if m["aggregator_id"] != lacp["aggregator_id"] {
+				t.Errorf("%s in aggregator %v, active is %v", m["name"], m["aggregator_id"], lacp["aggregator_id"])
+			}
+			if p := m["partner"].(map[string]any); p["system_mac"] != lacp["partner_mac"] {
+				t.Errorf("%s partner %v, bond's partner %v", m["name"], p["system_mac"], lacp["partner_mac"])
+			}
+		}
+	case name == "LACPUnpartnered":
+		s := slave("dut2")
+		if int(state(s, "actor"))&0x40 == 0 || s["partner"].(map[string]any)["system_mac"] != "00:00:00:00:00:00" {
+			t.Errorf("dut2: actor %v, partner %v; want defaulted and no partner", state(s, "actor"), s["partner"])
+		}
+		if s["aggregator_id"] == b["lacp"].(map[string]any)["aggregator_id"] {
+			t.Error("dut2 must sit in an aggregator of its own")
+		}
+	case name == "ActiveBackupFailover":
+		if b["active_slave"] != "dut1" || slave("dut0")["mii_status"] != "down" || slave("dut0")["link_failure_count"] != float64(1) {
+			t.Errorf("active %v, dut0 %v with %v failures", b["active_slave"], slave("dut0")["mii_status"], slave("dut0")["link_failure_count"])
+		}
+		if slave("dut1")["state"] != "active" || slave("dut0")["state"] != "backup" {
+			t.Errorf("states %v/%v", slave("dut0")["state"], slave("dut1")["state"])
+		}
+	case strings.HasPrefix(name, "Modes_"):
+		if mode := strings.TrimPrefix(name, "Modes_"); b["mode"] != mode || b["lacp"] != nil {
+			t.Errorf("mode %v, lacp %v; want %s and null", b["mode"], b["lacp"], mode)
+		}
+	case strings.HasPrefix(name, "XORHash_"):
+		want := map[string]string{"XORHash_layer2": "layer2", "XORHash_layer34": "layer3+4"}[name]
+		if b["mode"] != "balance-xor" || b["xmit_hash_policy"] != want {
+			t.Errorf("mode %v policy %v", b["mode"], b["xmit_hash_policy"])
+		}
+	}
+}
