@@ -53,17 +53,9 @@ func parseHashArgs(args []string) (hashOptions, error) {
 	fs.IntVar(&o.sport, "sport", -1, "")
 	fs.StringVar(&o.src, "src", "", "")
 	fs.StringVar(&o.kernel, "kernel", "", "")
-	// Flags may follow the positional arguments, as in the main command.
-	for {
-		if err := fs.Parse(args); err != nil {
-			return o, err
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			break
-		}
-		o.args = append(o.args, args[0])
-		args = args[1:]
+	var err error
+	if o.args, err = parseInterleaved(fs, args); err != nil {
+		return o, err
 	}
 	offline := o.policy != "" || o.slaves != "" || o.srcMAC != ""
 	switch {

@@ -76,17 +76,9 @@ func parseLoadArgs(args []string) (loadOptions, error) {
 	fs.StringVar(&o.slave, "slave", "", "")
 	fs.StringVar(&o.bond, "bond", "", "")
 	fs.BoolVar(&o.json, "json", false, "")
-	var positional []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return o, err
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			break
-		}
-		positional = append(positional, args[0])
-		args = args[1:]
+	positional, err := parseInterleaved(fs, args)
+	if err != nil {
+		return o, err
 	}
 	if len(positional) != 1 {
 		return o, errors.New("load: give one server: bondtop load HOST[:PORT]")

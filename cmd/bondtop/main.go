@@ -240,19 +240,9 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.json, "json", false, "")
 	fs.BoolVar(&o.version, "version", false, "")
 
-	// Flags may follow positional arguments ("bondtop bond0 --once"), as
-	// admins type them; the standard parser stops at the first one.
-	var positional []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return o, err
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			break
-		}
-		positional = append(positional, args[0])
-		args = args[1:]
+	positional, err := parseInterleaved(fs, args)
+	if err != nil {
+		return o, err
 	}
 	if len(positional) > 0 && positional[0] == "list" {
 		o.command = "list"
@@ -328,4 +318,22 @@ func buildVersion() string {
 		rev += "-dirty"
 	}
 	return "devel-" + rev
+}
+
+// parseInterleaved parses flags that may follow positional arguments
+// ("bondtop bond0 --once"), as admins type them; the standard parser stops
+// at the first positional one. It returns the positional arguments in order.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return positional, nil
+		}
+		positional = append(positional, args[0])
+		args = args[1:]
+	}
 }
