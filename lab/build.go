@@ -85,14 +85,26 @@ func BuildGuest(root, out string) error {
 	return nil
 }
 
+// BuildBondtop compiles the bondtop command into out, static like the
+// guest binary: the guest runs it as a user would (bondtop hash).
+func BuildBondtop(root, out string) error {
+	cmd := exec.Command("go", "build", "-o", out, "./cmd/bondtop")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64", "GOFLAGS=")
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("building bondtop for the guest: %w\n%s", err, msg)
+	}
+	return nil
+}
+
 // WriteInitramfs writes a gzipped newc archive to path: the guest binary as
-// /init and the kernel's modules in /lib/modules, where the guest's init
-// looks for them by file name.
-func WriteInitramfs(path, guestBinary string, k *Kernel) error {
+// /init, the kernel's modules in /lib/modules, where the guest's init
+// looks for them by file name, and any further binaries in /bin.
+func WriteInitramfs(path, guestBinary string, k *Kernel, bins ...string) error {
 	var buf bytes.Buffer
 	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
 	w := NewCPIOWriter(zw)
-	for _, d := range []string{"dev", "proc", "sys", "tmp", "run", "lib", "lib/modules"} {
+	for _, d := range []string{"dev", "proc", "sys", "tmp", "run", "lib", "lib/modules", "bin"} {
 		w.Dir(d, 0o755)
 	}
 	bin, err := os.ReadFile(guestBinary)
@@ -100,6 +112,13 @@ func WriteInitramfs(path, guestBinary string, k *Kernel) error {
 		return err
 	}
 	w.File("init", 0o755, bin)
+	for _, b := range bins {
+		data, err := os.ReadFile(b)
+		if err != nil {
+			return err
+		}
+		w.File("bin/"+filepath.Base(b), 0o755, data)
+	}
 	for _, m := range k.Modules {
 		data, err := os.ReadFile(m)
 		if err != nil {

@@ -3,7 +3,8 @@
 // qemu with an initramfs it writes itself: one static Go binary, the guest
 // test binary of package lab/guest, which runs as /init, loads bonding, veth
 // and bridge (with their dependencies), runs the scenario tests and powers
-// the VM off.
+// the VM off; beside it /bin/bondtop, the command itself, for the scenarios
+// that run it as a user would.
 //
 // The host side (this package) builds that binary, packs it with the kernel
 // modules into a newc cpio archive, boots the VM, reads the guest's test
@@ -18,7 +19,7 @@
 //
 // The pieces, in the order they run:
 //
-//	build.go      find the kernel and modules, build the guest binary
+//	build.go      find the kernel and modules, build the guest binary and bondtop
 //	cpio.go       write the initramfs (newc cpio, gzip)
 //	vm.go         boot qemu, enforce timeouts, split the serial streams
 //	report.go     turn the guest's test output back into per-test results

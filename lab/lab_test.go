@@ -35,8 +35,13 @@ func TestLab(t *testing.T) {
 	if err := BuildGuest(root, guestBin); err != nil {
 		t.Fatal(err)
 	}
+	// bondtop itself, for the scenarios that run the command (bondtop hash).
+	bondtopBin := filepath.Join(dir, "bondtop")
+	if err := BuildBondtop(root, bondtopBin); err != nil {
+		t.Fatal(err)
+	}
 	initrd := filepath.Join(dir, "initrd.gz")
-	if err := WriteInitramfs(initrd, guestBin, k); err != nil {
+	if err := WriteInitramfs(initrd, guestBin, k, bondtopBin); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("guest built and packed in %.1fs (kernel %s)", time.Since(start).Seconds(), filepath.Base(k.Image))
