@@ -22,10 +22,12 @@ type Kernel struct {
 // guestModules are the modules the guest loads, relative to
 // lib/modules/<release>/kernel, without the compression suffix: bonding
 // (which needs tls), veth, and the bridge (needs llc and stp) that stands
-// in for a switch.
+// in for a switch, and the socket dumps (inet_diag with its TCP and UDP
+// parts) that bondtop's flow table reads.
 var guestModules = []string{
 	"net/tls/tls.ko", "drivers/net/bonding/bonding.ko", "drivers/net/veth.ko",
 	"net/llc/llc.ko", "net/802/stp.ko", "net/bridge/bridge.ko",
+	"net/ipv4/inet_diag.ko", "net/ipv4/tcp_diag.ko", "net/ipv4/udp_diag.ko",
 }
 
 // ModuleRoot returns the directory of bondtop's go.mod.

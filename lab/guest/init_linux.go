@@ -95,11 +95,14 @@ func setup(report *os.File) error {
 		tio.Oflag &^= unix.OPOST
 		unix.IoctlSetTermios(int(report.Fd()), unix.TCSETS, tio)
 	}
-	// Dependencies first: tls for bonding, llc and stp for the bridge.
+	// Dependencies first: tls for bonding, llc and stp for the bridge,
+	// inet_diag for the TCP and UDP socket dumps (the flow table; without
+	// modprobe in the VM the kernel cannot load them on demand).
 	// max_bonds=0, or the driver creates a bond0 of its own.
 	for _, m := range []struct{ name, params string }{
 		{"tls", ""}, {"bonding", "max_bonds=0"}, {"veth", ""},
 		{"llc", ""}, {"stp", ""}, {"bridge", ""},
+		{"inet_diag", ""}, {"tcp_diag", ""}, {"udp_diag", ""},
 	} {
 		if err := loadModule(m.name, m.params); err != nil {
 			return err
