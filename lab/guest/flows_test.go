@@ -1,0 +1,273 @@
+//go:build linux
+
+package guest
+
+import (
+	"fmt"
+	"math"
+	"net/netip"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bondtop/bondtop/bonding"
+	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/diagnose"
+)
+
+// flowShareTolerance is how far (absolute) a slave's share of the flow
+// table's predicted tx may be from its share of the kernel's tx_bytes over
+// the same socket dumps. Payload (tcpi_bytes_sent) and frames differ by the
+// headers, alike on every slave, so the shares differ only by the few
+// milliseconds between the test's counter read and the dump.
+const flowShareTolerance = 0.03
+
+// TestFlowTable: the flow table (collector.LiveFlows through the Sampler,
+// as bondtop wires it) while TCP streams with known source ports cross a
+// balance-xor bond. Under layer3+4 every stream must be in the table with
+// the slave the hash gives it, and each slave's predicted tx share must
+// match the kernel's measured share; under layer2 with one peer every
+// stream sits on one slave, and the analyzer must say so (imbalance-tx,
+// hash-policy-one-peer).
+func TestFlowTable(t *testing.T) {
+	k, _, err := bonding.RunningKernel(os.DirFS("/"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Run("layer3+4", func(t *testing.T) {
+		const streams, firstPort = 8, 44000
+		p := flowPair(t, 95, 3, "layer3+4")
+		bt := newFlowBondtop(t, p)
+		pred := livePredictor(t, p, k)
+		bt.Sample(t)
+
+		StartTCP(t, p.Peer, p.Local, p.Remote, streams, firstPort)
+		time.Sleep(time.Second) // past slow start
+		c0 := Counters(t, "tx_bytes", p.Slaves...)
+		bt.Sample(t) // a socket dump: the start of the rates' interval
+		for w := range 2 {
+			time.Sleep(2 * time.Second)
+			c1 := Counters(t, "tx_bytes", p.Slaves...)
+			b := BondIn(t, bt.Sample(t), p.Bond)
+			tab := checkFlowTable(t, p, b, pred, streams, firstPort)
+			worst := compareShares(t, fmt.Sprintf("window %d", w+1), p, b, tab, c0, c1)
+			Measure(t, fmt.Sprintf("flow_share_error[layer3+4,window=%d]", w+1), 100*worst, "pp")
+			logFindings(t, b)
+			for _, f := range b.Findings {
+				if f.ID == diagnose.IDHashPolicy {
+					t.Errorf("finding %s under layer3+4 (ports are hashed): %s", f.ID, f.Message)
+				}
+			}
+			c0 = c1
+		}
+	})
+	t.Run("layer2", func(t *testing.T) {
+		const streams, firstPort = 4, 44100
+		p := flowPair(t, 96, 2, "layer2")
+		bt := newFlowBondtop(t, p)
+		pred := livePredictor(t, p, k)
+		bt.Sample(t)
+
+		StartTCP(t, p.Peer, p.Local, p.Remote, streams, firstPort)
+		time.Sleep(time.Second)
+		c1 := Counters(t, "tx_bytes", p.Slaves...)
+		bt.Sample(t)
+		var b *collector.BondSample
+		var c0 []uint64
+		// Samples every half second, so the analyzer's window has rates
+		// to judge the imbalance by; the shares are compared over the
+		// last one, the flow table's.
+		for range 6 {
+			time.Sleep(500 * time.Millisecond)
+			c0, c1 = c1, Counters(t, "tx_bytes", p.Slaves...)
+			b = BondIn(t, bt.Sample(t), p.Bond)
+		}
+		tab := checkFlowTable(t, p, b, pred, streams, firstPort)
+		worst := compareShares(t, "last sample", p, b, tab, c0, c1)
+		Measure(t, "flow_share_error[layer2]", 100*worst, "pp")
+		// One peer, one MAC pair: one slave for every stream.
+		on := map[string]bool{}
+		for _, f := range tab.Flows {
+			on[f.Choice.Slave] = true
+		}
+		if len(on) != 1 {
+			t.Errorf("layer2, one peer: the flow table puts the streams on %d slaves (%v), want 1", len(on), on)
+		}
+		logFindings(t, b)
+		var ids []string
+		for _, f := range b.Findings {
+			ids = append(ids, f.ID)
+		}
+		for _, want := range []string{diagnose.IDHashPolicy, diagnose.IDImbalanceTx} {
+			if !slices.Contains(ids, want) {
+				t.Errorf("layer2 with one peer: no finding %s (findings: %v)", want, ids)
+			}
+		}
+	})
+}
+
+// flowPair is a balance-xor bond over n slaves with policy, its partner a
+// balance-xor bond in the peer namespace, addresses on both.
+func flowPair(t *testing.T, subnet, n int, policy string) *Pair {
+	t.Helper()
+	p := NewPair(t, subnet, n)
+	spec := BondSpec{Mode: "balance-xor", XmitHashPolicy: policy}
+	p.Root.Bond(t, p.Bond, spec, p.Slaves...)
+	p.Peer.Bond(t, "pbond0", spec, p.Far...)
+	p.Root.Addr(t, p.Bond, p.LocalCIDR())
+	p.Peer.Addr(t, "pbond0", p.RemoteCIDR())
+	return p
+}
+
+// newFlowBondtop is bondtop's collector with the flow table and the
+// analyzer, as cmd/bondtop wires them (collector.NewLiveFlows beside the
+// live source, diagnose's window as Analyze). The socket dump is due on
+// every sample here (FlowInterval 100 ms), so the test chooses the
+// interval the flows' rates cover.
+func newFlowBondtop(t *testing.T, p *Pair) *Bondtop {
+	t.Helper()
+	src, err := collector.NewLiveSource()
+	if err != nil {
+		t.Fatalf("collector.NewLiveSource: %v", err)
+	}
+	t.Cleanup(func() { src.Close() })
+	lf, err := collector.NewLiveFlows()
+	if err != nil {
+		t.Fatalf("collector.NewLiveFlows: %v", err)
+	}
+	t.Cleanup(func() { lf.Close() })
+	opts := collector.Options{Interval: time.Second, Bonds: []string{p.Bond}, History: time.Minute,
+		Flows: lf, FlowInterval: 100 * time.Millisecond, Analyze: diagnose.NewWindow(0).Fill}
+	return &Bondtop{Src: src, Sampler: collector.NewSampler(src, opts)}
+}
+
+// livePredictor is bonding's predictor for the bond as the live source
+// reads it: the test's own answer to "which slave", to hold the flow
+// table's against.
+func livePredictor(t *testing.T, p *Pair, k bonding.KernelVersion) *bonding.Predictor {
+	t.Helper()
+	src, err := collector.NewLiveSource()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	r, err := src.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := r.Bond(p.Bond)
+	if b == nil {
+		t.Fatalf("bondtop does not see %s", p.Bond)
+	}
+	pred, err := bonding.NewPredictor(b, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pred
+}
+
+// checkFlowTable checks that each of the streams (source ports firstPort,
+// firstPort+1, ...) is in b's flow table, once, established, with a rate,
+// predicted on the slave pred gives for its packets, and that the table
+// holds nothing else and nothing unpredictable.
+func checkFlowTable(t *testing.T, p *Pair, b *collector.BondSample, pred *bonding.Predictor, streams, firstPort int) *collector.FlowTable {
+	t.Helper()
+	tab := b.Flows
+	if tab == nil {
+		t.Fatalf("%s has no flow table", b.Name)
+	}
+	if tab.Err != "" || tab.Unpredictable > 0 || tab.Dropped > 0 {
+		t.Errorf("flow table: err %q, %d unpredictable (%s), %d dropped", tab.Err, tab.Unpredictable, tab.Reason, tab.Dropped)
+	}
+	if !tab.HaveRates() {
+		t.Fatalf("flow table without rates (%.2f s since the previous dump)", tab.Seconds)
+	}
+	local, remote := netip.MustParseAddr(p.Local.String()), netip.MustParseAddr(p.Remote.String())
+	bondMAC := p.Root.Link(t, p.Bond).Attrs().HardwareAddr
+	peerMAC := p.Peer.Link(t, "pbond0").Attrs().HardwareAddr
+	found := 0
+	for i := range streams {
+		port := uint16(firstPort + i)
+		var match []*collector.Flow
+		for j := range tab.Flows {
+			f := &tab.Flows[j]
+			if f.Proto == bonding.ProtoTCP && f.Local == netip.AddrPortFrom(local, port) && f.Remote == netip.AddrPortFrom(remote, 5201) {
+				match = append(match, f)
+			}
+		}
+		if len(match) != 1 {
+			t.Errorf("stream from port %d: %d entries in the flow table, want 1", port, len(match))
+			continue
+		}
+		found++
+		f := match[0]
+		pk := bonding.Flow{Src: local, Dst: remote, Proto: bonding.ProtoTCP, SrcPort: port, DstPort: 5201, L4Hash: true}
+		copy(pk.SrcMAC[:], bondMAC)
+		copy(pk.DstMAC[:], peerMAC)
+		want, err := pred.Predict(&pk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.State != "established" || !f.HaveRate || f.TxBps <= 0 || !f.Path.HaveDstMAC {
+			t.Errorf("stream from port %d: state %s, rate %v %.0f bit/s, next hop MAC known %v", port, f.State, f.HaveRate, f.TxBps, f.Path.HaveDstMAC)
+		}
+		if f.Choice.Outcome != bonding.Hashed || f.Choice.Slave != want.Slave {
+			t.Errorf("stream from port %d: flow table says %s %s (%s), the hash of its packets %s", port, f.Choice.Outcome, f.Choice.Slave, f.Choice.Reason, want.Slave)
+		}
+	}
+	if len(tab.Flows) != streams {
+		t.Errorf("flow table of %s: %d flows, want the %d streams only", b.Name, len(tab.Flows), streams)
+	}
+	t.Logf("flow table: %d of %d streams found, %d flows, %d unpredictable, over %.2f s", found, streams, len(tab.Flows), tab.Unpredictable, tab.Seconds)
+	return tab
+}
+
+// compareShares holds each slave's share of the flow table's predicted tx
+// rate against its share of the kernel's tx_bytes between c0 and c1 (read
+// just before the two dumps the rates span), logs both with bondtop's own
+// measured share, and returns the worst difference.
+func compareShares(t *testing.T, what string, p *Pair, b *collector.BondSample, tab *collector.FlowTable, c0, c1 []uint64) float64 {
+	t.Helper()
+	var predTotal float64
+	var total uint64
+	for i, s := range p.Slaves {
+		sf := tab.Slave(s)
+		if sf == nil {
+			t.Fatalf("flow table has no row for %s", s)
+		}
+		predTotal += sf.TxBps
+		total += c1[i] - c0[i]
+	}
+	if predTotal <= 0 || total == 0 {
+		t.Fatalf("%s: predicted %.0f bit/s, kernel %d bytes: nothing to compare", what, predTotal, total)
+	}
+	worst := 0.0
+	var rows []string
+	for i, s := range p.Slaves {
+		sf := tab.Slave(s)
+		pred := sf.TxBps / predTotal
+		meas := float64(c1[i]-c0[i]) / float64(total)
+		d := math.Abs(pred - meas)
+		worst = max(worst, d)
+		rows = append(rows, fmt.Sprintf("%s %d flows predicted %.3f kernel %.3f bondtop %s", s, sf.Flows, pred, meas, share(SlaveIn(t, b, s).ShareTx)))
+		if d > flowShareTolerance {
+			t.Errorf("%s, %s: predicted tx share %.3f (%d flows, %.1f Mbit/s), kernel's %.3f: more than %.0f points apart",
+				what, s, pred, sf.Flows, sf.TxBps/1e6, meas, 100*flowShareTolerance)
+		}
+	}
+	t.Logf("%s: tx shares: %s; predicted %.1f Mbit/s payload over %.2f s (worst difference %.1f points)",
+		what, strings.Join(rows, ", "), predTotal/1e6, tab.Seconds, 100*worst)
+	return worst
+}
+
+func logFindings(t *testing.T, b *collector.BondSample) {
+	t.Helper()
+	if len(b.Findings) == 0 {
+		t.Logf("findings: none")
+	}
+	for _, f := range b.Findings {
+		t.Logf("finding %s (%s) %v: %s", f.ID, f.Severity, f.Slaves, f.Message)
+	}
+}
