@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -67,27 +66,12 @@ func (r *rootFS) ReadFile(name string) ([]byte, error) {
 	if !fs.ValidPath(name) {
 		return nil, &fs.PathError{Op: "readfile", Path: name, Err: fs.ErrInvalid}
 	}
-	f, err := os.Open(r.dir + "/" + name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
 	if r.buf == nil {
 		r.buf = make([]byte, 4096)
 	}
-	n := 0
-	for {
-		m, err := f.Read(r.buf[n:])
-		n += m
-		if err == io.EOF || (err == nil && m == 0) {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		if n == len(r.buf) {
-			r.buf = append(r.buf, make([]byte, len(r.buf))...)
-		}
+	n, err := readSmallFile(r.dir+"/"+name, &r.buf)
+	if err != nil {
+		return nil, err
 	}
 	return bytes.Clone(r.buf[:n]), nil
 }
