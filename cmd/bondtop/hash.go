@@ -23,6 +23,7 @@ import (
 
 	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/netpath"
 )
 
 // hashOptions are the parsed `bondtop hash` command line.
@@ -327,18 +328,11 @@ func parseMAC(s string) ([6]byte, error) {
 
 func badMAC(s string) error { return fmt.Errorf("%q is not an Ethernet MAC address", s) }
 
-// path is what the routing table and the neighbour table say about a
-// destination: how this host would send to it.
-type path struct {
-	Dev     string     // the route's device: the bond or a VLAN on it
-	VLAN    uint16     // the VLAN id when Dev is a VLAN on the bond
-	Src     netip.Addr // the source address the kernel picks
-	NextHop netip.Addr // the gateway, or the destination itself
-	SrcMAC  [6]byte
-	DstMAC  [6]byte
-	// HaveDstMAC is false when the next hop has no neighbour entry.
-	HaveDstMAC bool
-}
+// path is how this host would send to a destination (netpath.Lookup).
+type path = netpath.Path
+
+// lookupPath asks the routing and neighbour tables (netpath.Lookup).
+func lookupPath(bond string, dst netip.Addr) (path, error) { return netpath.Lookup(bond, dst) }
 
 // hashLive answers for one destination from this host.
 func hashLive(o hashOptions, k bonding.KernelVersion, kFrom string, w io.Writer) error {
@@ -523,21 +517,8 @@ func (r *hashReport) writeRange(w io.Writer, f *bonding.Flow) error {
 	return nil
 }
 
-// ephemeralPorts is net.ipv4.ip_local_port_range (also IPv6's), or the
-// kernel's default.
-func ephemeralPorts() (int, int) {
-	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
-	if err == nil {
-		if f := strings.Fields(string(b)); len(f) == 2 {
-			lo, err1 := strconv.Atoi(f[0])
-			hi, err2 := strconv.Atoi(f[1])
-			if err1 == nil && err2 == nil && lo > 0 && lo <= hi && hi <= 65535 {
-				return lo, hi
-			}
-		}
-	}
-	return 32768, 60999
-}
+// ephemeralPorts is the kernel's ephemeral port range.
+func ephemeralPorts() (int, int) { return netpath.EphemeralPorts() }
 
 func joinOrNone(s []string) string {
 	if len(s) == 0 {

@@ -23,6 +23,7 @@ import (
 	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/internal/units"
 	"github.com/bondtop/bondtop/load"
+	"github.com/bondtop/bondtop/netpath"
 )
 
 const loadUsage = `bondtop load - an iperf3 test to HOST, its streams placed on the bond's slaves
@@ -211,7 +212,7 @@ func resolveTarget(ctx context.Context, host string) (netip.Addr, error) {
 type bondPath struct {
 	src       *collector.LiveSource
 	bond      string
-	path      path
+	path      netpath.Path
 	placement *load.Placement
 }
 
@@ -240,19 +241,19 @@ func findBondPath(o loadOptions, dst netip.Addr, stderr io.Writer) (*bondPath, e
 		names = append(names, b.Name)
 	}
 	var bond *bonding.Bond
-	var pth path
+	var pth netpath.Path
 	if o.bond != "" {
 		if bond = r.Bond(o.bond); bond == nil {
 			src.Close()
 			return nil, &collector.NotFoundError{Name: o.bond, Bonds: names}
 		}
-		if pth, err = lookupPath(o.bond, dst); err != nil {
+		if pth, err = netpath.Lookup(o.bond, dst); err != nil {
 			src.Close()
 			return nil, err
 		}
 	} else {
 		for i := range r.Bonds {
-			if p, err := lookupPath(r.Bonds[i].Name, dst); err == nil {
+			if p, err := netpath.Lookup(r.Bonds[i].Name, dst); err == nil {
 				bond, pth = &r.Bonds[i], p
 				break
 			}
@@ -270,50 +271,26 @@ func findBondPath(o loadOptions, dst netip.Addr, stderr io.Writer) (*bondPath, e
 	if err != nil {
 		return bp, nil
 	}
-	pred, err := bonding.NewPredictor(bond, k)
-	if err != nil {
-		return bp, nil
-	}
-	proto := bonding.ProtoTCP
-	if o.cfg.Protocol == load.UDP {
-		proto = bonding.ProtoUDP
-	}
-	port := o.cfg.Port
-	if port == 0 {
-		port = load.DefaultPort
-	}
-	if needsDstMAC(pred.Policy) && !pth.HaveDstMAC {
+	bp.placement, err = load.NewPlacement(bond, k, pth, dst, o.cfg.Protocol, o.cfg.Port)
+	if errors.Is(err, load.ErrNoNeighbour) {
 		// One datagram to the server makes the kernel resolve its MAC.
-		nudgeNeighbour(dst, port)
-		if p, err := lookupPath(bond.Name, dst); err == nil {
-			pth = p
+		nudgePort := o.cfg.Port
+		if nudgePort == 0 {
+			nudgePort = load.DefaultPort
+		}
+		netpath.Nudge(dst, nudgePort)
+		if p, lerr := netpath.Lookup(bond.Name, dst); lerr == nil {
 			bp.path = p
+			bp.placement, err = load.NewPlacement(bond, k, p, dst, o.cfg.Protocol, o.cfg.Port)
 		}
 	}
-	lo, hi := ephemeralPorts()
-	bp.placement = &load.Placement{
-		Predictor: pred,
-		Flow: bonding.Flow{SrcMAC: pth.SrcMAC, DstMAC: pth.DstMAC, VLAN: pth.VLAN, Src: pth.Src, Dst: dst,
-			Proto: proto, DstPort: port, L4Hash: true},
-		Low: uint16(lo), High: uint16(hi),
-	}
-	if needsDstMAC(pred.Policy) && !pth.HaveDstMAC {
+	if err != nil {
 		bp.placement = nil
-		if o.spread || o.slave != "" {
-			return nil, fmt.Errorf("%s hashes the next hop's MAC and %s has no neighbour entry: ping -c1 %s, then try again", pred.Policy, pth.NextHop, pth.NextHop)
+		if errors.Is(err, load.ErrNoNeighbour) && (o.spread || o.slave != "") {
+			return nil, err
 		}
 	}
 	return bp, nil
-}
-
-func nudgeNeighbour(dst netip.Addr, port uint16) {
-	c, err := net.DialTimeout("udp", netip.AddrPortFrom(dst, port).String(), time.Second)
-	if err != nil {
-		return
-	}
-	c.Write([]byte{0})
-	c.Close()
-	time.Sleep(200 * time.Millisecond)
 }
 
 // plan fills the config's source ports for --spread and --slave.
@@ -327,14 +304,11 @@ func (bp *bondPath) plan(o *loadOptions, stderr io.Writer) error {
 	if o.cfg.Direction == load.Receive {
 		fmt.Fprintln(stderr, "bondtop: load: note: with -R the server sends; the ports place only this host's ACKs, and the switch's hash places the data")
 	}
-	n := o.cfg.Streams
-	var err error
+	strategy := load.OneSlave
 	if o.spread {
-		o.cfg.SourcePorts, o.cfg.PredictedSlaves, err = bp.placement.Spread(n)
-	} else {
-		o.cfg.SourcePorts, o.cfg.PredictedSlaves, err = bp.placement.OnSlave(n, o.slave)
+		strategy = load.Spread
 	}
-	if err != nil {
+	if err := bp.placement.Apply(&o.cfg, strategy, o.slave); err != nil {
 		return fmt.Errorf("%s: %w", bp.bond, err)
 	}
 	return nil
@@ -360,23 +334,12 @@ func (bp *bondPath) counters() map[string][2]uint64 {
 	if b == nil {
 		return nil
 	}
-	m := make(map[string][2]uint64, len(b.Slaves))
-	for _, s := range b.Slaves {
-		tx, _ := s.Counters.Get(bonding.TxBytes)
-		rx, _ := s.Counters.Get(bonding.RxBytes)
-		m[s.Name] = [2]uint64{tx, rx}
-	}
-	return m
+	return load.SlaveBytes(b)
 }
 
-type slaveDelta struct {
-	Name    string `json:"name"`
-	TxBytes uint64 `json:"tx_bytes"`
-	RxBytes uint64 `json:"rx_bytes"`
-}
+type slaveDelta = load.SlaveDelta
 
-// deltas are what each slave moved during the test; a counter that went
-// back (a slave re-enslaved) counts from zero.
+// deltas are what each slave moved during the test.
 func (bp *bondPath) deltas(before, after map[string][2]uint64) []slaveDelta {
 	defer bp.src.Close()
 	r, err := bp.src.Read()
@@ -387,19 +350,7 @@ func (bp *bondPath) deltas(before, after map[string][2]uint64) []slaveDelta {
 	if b == nil {
 		return nil
 	}
-	var out []slaveDelta
-	for _, s := range b.Slaves {
-		a, b := after[s.Name], before[s.Name]
-		d := slaveDelta{Name: s.Name, TxBytes: a[0], RxBytes: a[1]}
-		if a[0] >= b[0] {
-			d.TxBytes = a[0] - b[0]
-		}
-		if a[1] >= b[1] {
-			d.RxBytes = a[1] - b[1]
-		}
-		out = append(out, d)
-	}
-	return out
+	return load.SlaveDeltas(b, before, after)
 }
 
 func printInterval(w io.Writer, iv *load.Interval, bp *bondPath) {

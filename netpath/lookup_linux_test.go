@@ -1,6 +1,6 @@
 //go:build linux
 
-package main
+package netpath
 
 import (
 	"net"
@@ -67,7 +67,7 @@ func TestLookupPath(t *testing.T) {
 		{"2001:db8:9::50", "2001:db8:9::1", "2001:db8:9::50", peerMAC},
 		{"10.9.0.77", "10.9.0.1", "10.9.0.77", nil}, // no neighbour entry yet
 	} {
-		p, err := lookupPath("bond9", netip.MustParseAddr(tt.dst))
+		p, err := Lookup("bond9", netip.MustParseAddr(tt.dst))
 		if err != nil {
 			t.Errorf("%s: %v", tt.dst, err)
 			continue
@@ -79,10 +79,10 @@ func TestLookupPath(t *testing.T) {
 			t.Errorf("%s: next hop MAC %x (known %v), want %v", tt.dst, p.DstMAC, p.HaveDstMAC, tt.mac)
 		}
 	}
-	if _, err := lookupPath("bond0", netip.MustParseAddr("10.9.0.50")); err == nil || !strings.Contains(err.Error(), "routed via bond9, not bond0") {
+	if _, err := Lookup("bond0", netip.MustParseAddr("10.9.0.50")); err == nil || !strings.Contains(err.Error(), "routed via bond9, not bond0") {
 		t.Errorf("another bond: %v", err)
 	}
-	if _, err := lookupPath("bond9", netip.MustParseAddr("2001:db8:77::1")); err == nil {
+	if _, err := Lookup("bond9", netip.MustParseAddr("2001:db8:77::1")); err == nil {
 		t.Error("no IPv6 route: no error")
 	}
 
@@ -100,7 +100,7 @@ func TestLookupPath(t *testing.T) {
 	must(netlink.AddrAdd(v, av))
 	must(netlink.NeighAdd(&netlink.Neigh{LinkIndex: v.Attrs().Index, Family: netlink.FAMILY_V4, State: netlink.NUD_PERMANENT,
 		IP: net.ParseIP("10.100.0.9"), HardwareAddr: peerMAC}))
-	p, err := lookupPath("bond9", netip.MustParseAddr("10.100.0.9"))
+	p, err := Lookup("bond9", netip.MustParseAddr("10.100.0.9"))
 	if err != nil || p.Dev != "bond9.100" || p.VLAN != 100 || !p.HaveDstMAC || p.Src.String() != "10.100.0.1" {
 		t.Errorf("via VLAN: %+v, %v", p, err)
 	}

@@ -1,6 +1,6 @@
 //go:build linux
 
-package main
+package netpath
 
 import (
 	"fmt"
@@ -10,11 +10,11 @@ import (
 	"github.com/vishvananda/netlink"
 )
 
-// lookupPath asks the kernel how it would send to dst (RTM_GETROUTE, as
+// Lookup asks the kernel how it would send to dst (RTM_GETROUTE, as
 // `ip route get` does) and which MAC the next hop has (the neighbour
 // table). The route must leave through bond or a VLAN interface on it.
-func lookupPath(bond string, dst netip.Addr) (path, error) {
-	var p path
+func Lookup(bond string, dst netip.Addr) (Path, error) {
+	var p Path
 	routes, err := netlink.RouteGet(net.IP(dst.AsSlice()))
 	if err != nil {
 		return p, fmt.Errorf("route to %s: %w", dst, err)
