@@ -3,6 +3,7 @@ package collector
 import (
 	"math"
 	"net/netip"
+	"sync"
 	"time"
 
 	"github.com/bondtop/bondtop/bonding"
@@ -22,6 +23,9 @@ import (
 // flaps), so every panel has something to show. The script repeats every
 // two minutes of simulated time.
 type DemoSource struct {
+	// mu guards the simulation: the sampler reads it while the load
+	// panel adds test streams (demo_load.go).
+	mu      sync.Mutex
 	clock   func() time.Time
 	start   time.Time
 	last    time.Time
@@ -58,6 +62,8 @@ type simFlow struct {
 	pktBytes     float64
 	// sent and received count the bytes so far, for the flow table.
 	sent, received float64
+	// stream is set for a test stream of the load panel (demo_load.go).
+	stream *demoStream
 }
 
 // NewDemoSource starts the simulation at clock's now. Pass time.Now for a
@@ -179,6 +185,8 @@ func (b *simBond) setLink(slave string, up bool) {
 
 // Read advances the simulation to now and reports it.
 func (d *DemoSource) Read() (Reading, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	now := d.clock()
 	dt := now.Sub(d.last).Seconds()
 	d.last = now
@@ -186,9 +194,11 @@ func (d *DemoSource) Read() (Reading, error) {
 	d.script(d.elapsed)
 	var r Reading
 	for _, sb := range d.bonds {
+		d.expireLoads(sb)
 		b := sb.state()
 		if dt > 0 {
 			sb.advance(&b, d.kernel, dt)
+			recordLoads(sb)
 		}
 		sb.fillCounters(&b)
 		r.Bonds = append(r.Bonds, b)

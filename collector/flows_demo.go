@@ -11,6 +11,8 @@ var _ FlowReader = (*DemoSource)(nil)
 // places on its slaves, with the bytes each moved so far, as of the last
 // Read.
 func (d *DemoSource) ReadFlows() (FlowReading, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	fr := FlowReading{Kernel: d.kernel}
 	for bi, sb := range d.bonds {
 		for i := range sb.flows {

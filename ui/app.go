@@ -35,6 +35,10 @@ type Options struct {
 	// NoColor draws with attributes only; NO_COLOR in the environment
 	// sets it too.
 	NoColor bool
+	// Load runs the load panel's tests (LiveLoad, DemoLoad); when nil,
+	// LoadUnavailable says why not, in words.
+	Load            LoadRunner
+	LoadUnavailable string
 }
 
 // intervalSteps are the paces + and - move between.
@@ -71,6 +75,17 @@ type dashboard struct {
 	visible                      panes           // where the last draw put the panels
 	chooserCursor                int
 	chooserShown                 bool
+	diag                         diagState
+	flows                        flowsState
+	loadp                        *loadPanel
+
+	// ctx ends with the dashboard: load tests stop cleanly with it.
+	ctx context.Context
+	// posted are updates from other goroutines (load tests) waiting for
+	// the event loop; see post.
+	postMu     sync.Mutex
+	posted     []func()
+	postQueued bool
 
 	// Snapshots wait here between the sampler's goroutine and the event
 	// loop. tview's QueueUpdateDraw waits until the loop has run the
@@ -91,6 +106,8 @@ func newDashboard(o Options) *dashboard {
 		feed:  o.Feed,
 		model: NewModel(o.Feed.Interval()),
 		th:    th,
+		ctx:   context.Background(),
+		loadp: newLoadPanel(o.Load, o.LoadUnavailable),
 	}
 	d.model.Bond = o.Bond
 	d.header = newLinesView(th, "", d.renderHeader)
@@ -127,6 +144,7 @@ func Run(ctx context.Context, o Options) error {
 func (d *dashboard) run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	d.ctx = ctx
 
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -263,7 +281,7 @@ func (d *dashboard) handleKey(ev *tcell.EventKey) *tcell.EventKey {
 	case 's':
 		m.CycleSort()
 	case 'l':
-		d.openOverlay(overlayLoad)
+		d.openLoad()
 	case 'd':
 		d.openOverlay(overlayDiagnose)
 	case 'f':
@@ -284,6 +302,8 @@ func (d *dashboard) overlayKey(ev *tcell.EventKey) *tcell.EventKey {
 	switch {
 	case ev.Key() == tcell.KeyEscape:
 		d.closeOverlay()
+		return nil
+	case d.panelKey(ev):
 		return nil
 	case ev.Key() == tcell.KeyRune && ev.Rune() == 'q':
 		d.app.Stop()
@@ -343,7 +363,7 @@ func (d *dashboard) renderOverlay(width, height int) []line {
 	case overlayLoad:
 		return d.renderLoad(width, height)
 	case overlayDiagnose:
-		return d.renderDiagnose(width, height)
+		return d.renderDiagnosis(width, height)
 	case overlayFlows:
 		return d.renderFlows(width, height)
 	case overlayChooser:
@@ -354,7 +374,12 @@ func (d *dashboard) renderOverlay(width, height int) []line {
 
 // drawOverlay centres the open overlay, as tall as its text needs.
 func (d *dashboard) drawOverlay(screen tcell.Screen, x, y, w, h int) {
-	ow := min(w-2, 80)
+	if r, ok := d.dockRect(); ok && d.overlayName == overlayLoad && d.loadp.docked() {
+		d.overlay.SetRect(x+r.x, y+r.y, r.w, r.h)
+		d.overlay.Draw(screen)
+		return
+	}
+	ow := min(w-2, d.overlayWidth())
 	if ow < 10 || h < 3 {
 		ow, h = w, h+2 // tiny terminal: the overlay takes it all
 	}
@@ -417,4 +442,28 @@ func (d *dashboard) sideTitle() string {
 		return "failover"
 	}
 	return deref(b.Mode)
+}
+
+// panelKey gives a key to the open panel that takes keys of its own;
+// true when it used it.
+func (d *dashboard) panelKey(ev *tcell.EventKey) bool {
+	switch d.overlayName {
+	case overlayDiagnose:
+		return d.diagnosisKey(ev)
+	case overlayFlows:
+		return d.flowsKey(ev)
+	case overlayLoad:
+		return d.loadKey(ev)
+	}
+	return false
+}
+
+// overlayWidth is the widest an overlay gets: the tables of flows and
+// findings use a large terminal's width, text reads best at 80.
+func (d *dashboard) overlayWidth() int {
+	switch d.overlayName {
+	case overlayFlows, overlayDiagnose:
+		return 120
+	}
+	return 80
 }

@@ -119,22 +119,6 @@ func TestIntervalKeys(t *testing.T) {
 	mustContain(t, s.text(), "every 100ms")
 }
 
-// l, d and f are never dead keys: each opens a panel saying what it will do.
-func TestPlaceholderPanels(t *testing.T) {
-	h := failoverHost(t)
-	s := newSim(t, h, 100, 30, false)
-	for key, want := range map[string]string{
-		"l": "Load test: coming with the load engine",
-		"d": "Diagnosis: coming with the hash issue",
-		"f": "Flows: coming with the hash issue",
-	} {
-		s.press(key)
-		mustContain(t, s.text(), want)
-		s.key(tcell.KeyEscape, 0)
-		mustNotContain(t, s.text(), want)
-	}
-}
-
 func TestFocusCycles(t *testing.T) {
 	h := failoverHost(t)
 	s := newSim(t, h, 100, 30, false)

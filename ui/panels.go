@@ -552,47 +552,6 @@ func (d *dashboard) renderHelp(_, _ int) []line {
 	return out
 }
 
-func (d *dashboard) renderLoad(_, _ int) []line {
-	th := d.th
-	return []line{
-		{{"Load test: coming with the load engine", th.strong}},
-		nil,
-		{{"This panel will start test streams over the bond from the keyboard:", th.base}},
-		{{"- TCP/UDP streams to an iperf3 server or to a bondtop sink,", th.base}},
-		{{"  with the number of flows, ports and rate chosen here;", th.base}},
-		{{"- then the slaves table and graphs show where each stream lands,", th.base}},
-		{{"  so you see whether xmit_hash_policy spreads them.", th.base}},
-		nil,
-		{{"Until then: run iperf3 -P 8 towards a peer and watch the table.", th.dim}},
-		{{"Esc closes", th.dim}},
-	}
-}
-
-func (d *dashboard) renderDiagnose(_, _ int) []line {
-	th := d.th
-	return []line{
-		{{"Diagnosis: coming with the hash issue", th.strong}},
-		nil,
-		{{"It will score how evenly traffic spreads over the slaves, compute", th.base}},
-		{{"the kernel's transmit hash for the flows seen, and say what another", th.base}},
-		{{"xmit_hash_policy would do (e.g. layer2+3 -> layer3+4).", th.base}},
-		nil,
-		{{"Already here: the header's warnings and the LACP panel's findings.", th.dim}},
-		{{"Esc closes", th.dim}},
-	}
-}
-
-func (d *dashboard) renderFlows(_, _ int) []line {
-	th := d.th
-	return []line{
-		{{"Flows: coming with the hash issue", th.strong}},
-		nil,
-		{{"It will list the flows crossing the bond and the slave each one", th.base}},
-		{{"hashes to, so an elephant flow pinned to one slave shows by name.", th.base}},
-		{{"Esc closes", th.dim}},
-	}
-}
-
 // renderChooser lists the bonds to pick from (Enter or 1-9).
 func (d *dashboard) renderChooser(_, _ int) []line {
 	m, th := d.model, d.th

@@ -38,7 +38,16 @@ func dashboard(src collector.Source, o options) error {
 	// (kill, a closed SSH session) and must still restore the terminal.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
-	return ui.Run(ctx, ui.Options{Feed: s, First: first, Bond: bond})
+	uo := ui.Options{Feed: s, First: first, Bond: bond}
+	switch src := src.(type) {
+	case *collector.DemoSource:
+		uo.Load = ui.DemoLoad{Source: src}
+	case *collector.LiveSource:
+		uo.Load = ui.LiveLoad{}
+	default:
+		uo.LoadUnavailable = "Load tests run from the live host over its own bonds. --root shows a copy of another host's /proc and /sys: run bondtop on that host (or try --demo) to test a bond."
+	}
+	return ui.Run(ctx, uo)
 }
 
 // replayDashboard shows a recording on the dashboard.
@@ -49,5 +58,6 @@ func replayDashboard(feed *replayFeed, o options) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
-	return ui.Run(ctx, ui.Options{Feed: feed, First: feed.First(), Bond: bond})
+	return ui.Run(ctx, ui.Options{Feed: feed, First: feed.First(), Bond: bond,
+		LoadUnavailable: "A recording replays what was; load tests need the live host. Run bondtop on the host that has the bond (or try --demo)."})
 }

@@ -1,0 +1,94 @@
+package ui
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/diagnose"
+	"github.com/gdamore/tcell/v2"
+)
+
+// demoHost samples the demo's simulation on the fake clock for secs
+// seconds, with the analyzer the CLI runs: findings, flow table and all.
+func demoHost(t *testing.T, secs int) (*host, *collector.DemoSource) {
+	t.Helper()
+	h := newHost(t)
+	clock := func() time.Time { return h.now }
+	src := collector.NewDemoSource(clock)
+	h.sampler = collector.NewSampler(src, collector.Options{
+		Interval: time.Second, Clock: clock, Analyze: diagnose.NewWindow(0).Fill,
+	})
+	h.sample(0)
+	for range secs {
+		h.sample(time.Second)
+	}
+	return h, src
+}
+
+// demoSim shows the demo's bond0 (1 in the chooser the demo's two bonds
+// open with).
+func demoSim(t *testing.T, h *host, width, height int, mono bool) *sim {
+	t.Helper()
+	s := newSim(t, h, width, height, mono)
+	s.press("1")
+	return s
+}
+
+// The diagnosis panel on the demo 40 s in: ens2f0 has lost link, and the
+// layer2 policy sends nearly everything to the gateway by one slave.
+func TestGoldenDiagnosis(t *testing.T) {
+	h, _ := demoHost(t, 40)
+	for _, size := range [][2]int{{80, 24}, {160, 48}} {
+		s := demoSim(t, h, size[0], size[1], false)
+		s.press("d")
+		s.golden(fmt.Sprintf("demo-diagnosis-%dx%d", size[0], size[1]))
+	}
+}
+
+func TestDiagnosisSelectAndScroll(t *testing.T) {
+	h, _ := demoHost(t, 40)
+	s := demoSim(t, h, 100, 40, false)
+	s.press("d")
+	b := s.d.model.Selected()
+	if len(b.Findings) < 2 {
+		t.Fatalf("want several findings, have %d", len(b.Findings))
+	}
+	mustContain(t, s.text(), "why, and what to do")
+	mustContain(t, s.text(), "what-if")
+	mustContain(t, s.text(), "layer3+4")
+	s.key(tcell.KeyDown, 0)
+	if s.d.diag.cursor != 1 {
+		t.Fatalf("↓: cursor %d, want 1", s.d.diag.cursor)
+	}
+	mustContain(t, s.text(), "("+b.Findings[1].ID)
+	for range 20 {
+		s.key(tcell.KeyDown, 0)
+	}
+	if s.d.diag.cursor != len(b.Findings)-1 {
+		t.Fatalf("cursor %d past the last finding %d", s.d.diag.cursor, len(b.Findings)-1)
+	}
+	s.key(tcell.KeyPgDn, 0)
+	s.key(tcell.KeyEscape, 0)
+	mustNotContain(t, s.text(), "why, and what to do")
+	// Severity shows as a word for NO_COLOR, and by colour otherwise.
+	s = demoSim(t, h, 100, 40, true)
+	s.press("d")
+	mustContain(t, s.text(), "WARN")
+}
+
+// Every panel of this change draws at every size without a panic.
+func TestNewPanelsEverySize(t *testing.T) {
+	h, src := demoHost(t, 40)
+	s := demoSim(t, h, 80, 24, false)
+	s.d.loadp.runner = DemoLoad{Source: src}
+	for _, key := range []string{"d", "f", "l"} {
+		s.press(key)
+		for _, size := range [][2]int{{0, 0}, {1, 1}, {2, 2}, {11, 3}, {12, 4}, {40, 12}, {80, 24}, {160, 48}} {
+			s.screen.SetSize(size[0], size[1])
+			s.draw()
+		}
+		s.key(tcell.KeyEscape, 0)
+	}
+}
