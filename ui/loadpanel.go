@@ -114,7 +114,8 @@ func (d *dashboard) loadKey(ev *tcell.EventKey) bool {
 			d.stopLoad()
 			d.startLoad()
 		} else if ev.Key() == tcell.KeyRune || ev.Key() == tcell.KeyEnter {
-			p.confirm = false // anything else: keep the running test
+			// Anything else keeps the running test, and shows it.
+			p.confirm, p.editing = false, !p.running()
 		}
 		return true
 	}
@@ -132,6 +133,8 @@ func (d *dashboard) loadKey(ev *tcell.EventKey) bool {
 		}
 		return true
 	}
+	// Any edit answers the last error; Enter may set a new one.
+	p.formErr = ""
 	switch ev.Key() {
 	case tcell.KeyUp, tcell.KeyBacktab:
 		p.field = (p.field + numFields - 1) % numFields
@@ -166,7 +169,6 @@ func (d *dashboard) loadKey(ev *tcell.EventKey) bool {
 	default:
 		return false
 	}
-	p.formErr = ""
 	return true
 }
 
@@ -174,7 +176,7 @@ func isTextField(f int) bool { return f != fieldProto && f != fieldDirection && 
 
 // editLoad shows the form again (the test, if any, keeps running).
 func (d *dashboard) editLoad() bool {
-	d.loadp.editing = true
+	d.loadp.editing, d.loadp.field = true, fieldTarget
 	d.overlay.offset = 0
 	return true
 }
@@ -595,7 +597,7 @@ func (d *dashboard) renderLoadRun(width int) []line {
 		if c.retr >= 0 {
 			retr = " retr " + strconv.FormatInt(c.retr, 10)
 		}
-		item := line{{padRight(fmt.Sprintf("#%-2d :%d", c.info.ID, c.info.SourcePort), 10), th.base},
+		item := line{{padRight(fmt.Sprintf("#%-2d :%d", c.info.ID, c.info.SourcePort), 11), th.base},
 			{padRight(orText(slave, "-"), 9), st},
 			{dir + " " + padLeft(shortSI(c.bps), 6) + retr, th.base}}
 		if i%cols != 0 {

@@ -75,11 +75,11 @@ func (LiveLoad) Start(ctx context.Context, b *collector.BondSample, req LoadRequ
 			k, _, kerr := bonding.RunningKernel(os.DirFS("/"))
 			var pl *load.Placement
 			if kerr == nil {
-				pl, err = load.NewPlacement(&b.Bond, k, pth, dst, cfg.Protocol, cfg.Port)
+				pl, err = load.NewPlacement(bondOf(b), k, pth, dst, cfg.Protocol, cfg.Port)
 				if errors.Is(err, load.ErrNoNeighbour) {
 					netpath.Nudge(dst, portOr(cfg.Port))
 					if p2, lerr := netpath.Lookup(b.Name, dst); lerr == nil {
-						pl, err = load.NewPlacement(&b.Bond, k, p2, dst, cfg.Protocol, cfg.Port)
+						pl, err = load.NewPlacement(bondOf(b), k, p2, dst, cfg.Protocol, cfg.Port)
 					}
 				}
 			} else {
@@ -141,6 +141,17 @@ func predictor(pl *load.Placement) func(uint16) string {
 	}
 }
 
+// bondOf is the bond as the hash reads it: BondSample keeps the slaves
+// (with their traffic) in its own Slaves, not in the embedded Bond's.
+func bondOf(b *collector.BondSample) *bonding.Bond {
+	bond := b.Bond
+	bond.Slaves = make([]bonding.Slave, len(b.Slaves))
+	for i := range b.Slaves {
+		bond.Slaves[i] = b.Slaves[i].Slave
+	}
+	return &bond
+}
+
 func portOr(p uint16) uint16 {
 	if p == 0 {
 		return load.DefaultPort
@@ -195,7 +206,7 @@ func (dl DemoLoad) Start(_ context.Context, b *collector.BondSample, req LoadReq
 	}
 	flow.L4Hash = true
 	var pl *load.Placement
-	pred, err := bonding.NewPredictor(&b.Bond, k)
+	pred, err := bonding.NewPredictor(bondOf(b), k)
 	if err == nil {
 		pl = &load.Placement{Predictor: pred, Flow: flow, Low: 32768, High: 60999}
 		run.Predict = predictor(pl)
