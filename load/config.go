@@ -216,6 +216,7 @@ func validHost(h string) error {
 // (powers of 1000, as iperf3 -b), e.g. 500M, 2.5G, 100000.
 func ParseRate(s string) (uint64, error) {
 	s = strings.TrimSpace(s)
+	orig := s
 	mult := 1.0
 	if s != "" {
 		switch s[len(s)-1] {
@@ -234,7 +235,7 @@ func ParseRate(s string) (uint64, error) {
 	}
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil || f < 0 || f*mult > 1e15 {
-		return 0, fmt.Errorf("rate %q: want bits per second, e.g. 100M or 2.5G", s)
+		return 0, fmt.Errorf("rate %q: want bits per second, e.g. 100M or 2.5G", orig)
 	}
 	return uint64(f * mult), nil
 }
