@@ -433,7 +433,7 @@ func slaveOf(info load.StreamInfo, run *LoadRun) string {
 	return run.Predict(info.SourcePort)
 }
 
-func (d *dashboard) renderLoad(width, _ int) []line {
+func (d *dashboard) renderLoad(width, height int) []line {
 	th := d.th
 	p := d.loadp
 	if p.unavailable != "" || p.runner == nil {
@@ -456,7 +456,7 @@ func (d *dashboard) renderLoad(width, _ int) []line {
 	if p.editing {
 		return d.renderLoadForm(width)
 	}
-	return d.renderLoadRun(width)
+	return d.renderLoadRun(width, height)
 }
 
 func (d *dashboard) renderLoadForm(width int) []line {
@@ -514,7 +514,7 @@ func (d *dashboard) renderLoadForm(width int) []line {
 	return out
 }
 
-func (d *dashboard) renderLoadRun(width int) []line {
+func (d *dashboard) renderLoadRun(width, height int) []line {
 	th, p := d.th, d.loadp
 	c := p.req.Config
 	what := fmt.Sprintf("load: %d %s %s streams → %s", c.Streams, c.Protocol, c.Direction, c.Target)
@@ -544,10 +544,17 @@ func (d *dashboard) renderLoadRun(width int) []line {
 		keys = "n new  Esc close"
 	}
 	out := []line{pack(width, line{{what, th.strong}}, state, line{{keys, th.dim}})}
+	// Notes wrap when there is room; docked at 80x24 the stream rows
+	// come first and a note takes one line (the events log keeps the
+	// summary).
 	if p.run != nil {
 		for _, n := range p.run.Notes {
-			for _, text := range wrap("! "+n, width, "  ") {
-				out = append(out, line{{text, th.warn}})
+			if height >= 10 {
+				for _, text := range wrap("! "+n, width, "  ") {
+					out = append(out, line{{text, th.warn}})
+				}
+			} else {
+				out = append(out, line{{truncate("! "+n, width), th.warn}})
 			}
 		}
 	}
@@ -580,7 +587,7 @@ func (d *dashboard) renderLoadRun(width int) []line {
 			cells = append(cells, cell{s.StreamInfo, s.BitsPerSecond, s.Retransmits, s.Bytes})
 		}
 	}
-	const cellW = 40
+	const cellW = 37
 	cols := max(1, (width+2)/(cellW+2))
 	var row line
 	for i, c := range cells {

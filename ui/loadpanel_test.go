@@ -183,9 +183,35 @@ func TestLoadPanelAgainstServer(t *testing.T) {
 	if !strings.Contains(screen, "stopped") {
 		t.Errorf("a stopped test should say so:\n%s", screen)
 	}
+	var logged bool
+	l.d.app.QueueUpdate(func() {
+		for _, e := range l.d.model.Events {
+			logged = logged || e.Kind == EventLoadTest && strings.Contains(e.Message, "4 tcp streams")
+		}
+	})
+	if !logged {
+		t.Error("the summary is not in the events log")
+	}
 	// Nothing listens on the port next to the server: refused, in words.
 	l.keys("n", tcell.KeyCtrlU, "127.0.0.1:1", tcell.KeyEnter)
 	l.waitFor(15*time.Second, "refused")
+	// The server busy with another client's test: busy, in words.
+	other, err := load.Start(ctx, load.Config{Target: "127.0.0.1", Port: uint16(ln.Addr().(*net.TCPAddr).Port), UntilStopped: true, Rate: 1e6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Wait()
+	defer other.Stop()
+	for other.Phase() != load.Running {
+		select {
+		case <-other.Done():
+			_, err := other.Result()
+			t.Fatalf("the other client's test ended: %v", err)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	l.keys("n", tcell.KeyCtrlU, "127.0.0.1:"+port, tcell.KeyEnter)
+	l.waitFor(15*time.Second, "busy: the server runs another test")
 }
 
 // Under --demo the streams go into the simulation: hashed onto the
