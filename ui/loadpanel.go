@@ -478,8 +478,8 @@ func (d *dashboard) renderLoadForm(width int) []line {
 		return p.text[f]
 	}
 	hint := [numFields]string{
-		fieldTarget: "iperf3 -s or bondtop serve: HOST or HOST:PORT", fieldDuration: "0 = until stopped (1 h at most)",
-		fieldRate: "per stream, e.g. 500M; empty = as fast as TCP goes", fieldStreams: "1 to " + strconv.Itoa(load.MaxStreams),
+		fieldTarget: "runs iperf3 -s or bondtop serve", fieldDuration: "0 = until stopped (1 h at most)",
+		fieldRate: "per stream: 500M, 2.5G; empty: no cap", fieldStreams: "1 to " + strconv.Itoa(load.MaxStreams),
 		fieldStrategy: "source ports by the bond's hash", fieldFirstPort: "for fixed first port",
 	}
 	for f := range numFields {

@@ -230,3 +230,37 @@ func TestLoadPanelDemo(t *testing.T) {
 		t.Errorf("the summary should put all four streams on one slave:\n%s", screen)
 	}
 }
+
+// The form as the admin first sees it under --demo.
+func TestGoldenLoadForm(t *testing.T) {
+	h, src := demoHost(t, 40)
+	s := demoSim(t, h, 80, 24, false)
+	s.d.loadp.runner = DemoLoad{Source: src}
+	s.press("l")
+	s.golden("demo-load-form-80x24")
+}
+
+// A finished test docked under the graphs draws at every size: where the
+// screen has no room beside the graphs it becomes an overlay.
+func TestLoadDockedEverySize(t *testing.T) {
+	h, src := demoHost(t, 40)
+	s := demoSim(t, h, 80, 24, false)
+	p := s.d.loadp
+	p.runner = DemoLoad{Source: src}
+	p.req.Config = load.Config{Target: "10.20.0.100", Streams: 2, Duration: 10 * time.Second}
+	info := []load.StreamInfo{{ID: 1, Sender: true, SourcePort: 40001, PredictedSlave: "ens1f0"}, {ID: 3, Sender: true, SourcePort: 40002, PredictedSlave: "ens2f1"}}
+	p.run = &LoadRun{Bond: "bond0", Notes: []string{"a note long enough to wrap on a narrow terminal, and then some more words"}}
+	p.rows = []load.StreamStats{{StreamInfo: info[0], BitsPerSecond: 1e9}, {StreamInfo: info[1], BitsPerSecond: 2e9}}
+	p.editing = false
+	s.press("l")
+	mustContain(t, s.text(), "#1  :40001 ens1f0")
+	mustContain(t, s.text(), "#3  :40002 ens2f1")
+	mustContain(t, s.text(), "TX bit/s") // the graphs stay
+	p.done = true
+	p.summary = &load.Summary{Duration: 10 * time.Second, Streams: []load.StreamSummary{{StreamInfo: info[0], BitsPerSecond: 1e9}, {StreamInfo: info[1], BitsPerSecond: 2e9}}}
+	for _, size := range [][2]int{{0, 0}, {1, 1}, {11, 3}, {12, 4}, {40, 12}, {59, 20}, {60, 20}, {80, 24}, {160, 48}} {
+		s.screen.SetSize(size[0], size[1])
+		s.draw()
+	}
+	mustContain(t, s.text(), "streams per slave: ens1f0 1, ens2f1 1")
+}
