@@ -13,7 +13,7 @@ func TestGoldenFlows(t *testing.T) {
 	for _, size := range [][2]int{{80, 24}, {160, 48}} {
 		s := demoSim(t, h, size[0], size[1], false)
 		s.press("f")
-		s.golden(fmt.Sprintf("demo-flows-%dx%d", size[0], size[1]))
+		s.goldenPanel(fmt.Sprintf("demo-flows-%dx%d", size[0], size[1]))
 	}
 }
 

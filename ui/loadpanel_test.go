@@ -237,7 +237,7 @@ func TestGoldenLoadForm(t *testing.T) {
 	s := demoSim(t, h, 80, 24, false)
 	s.d.loadp.runner = DemoLoad{Source: src}
 	s.press("l")
-	s.golden("demo-load-form-80x24")
+	s.goldenPanel("demo-load-form-80x24")
 }
 
 // A finished test docked under the graphs draws at every size: where the
