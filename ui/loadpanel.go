@@ -66,6 +66,11 @@ type loadPanel struct {
 	received load.StreamStats
 	elapsed  time.Duration
 	summary  *load.Summary
+	// before holds the bond's slave byte counters when the test started;
+	// moved is what each slave carried during it (all traffic, not only
+	// the test's): the measured side of the predicted slaves.
+	before map[string][2]uint64
+	moved  []load.SlaveDelta
 	runErr   error
 	done     bool
 }
@@ -324,6 +329,10 @@ func (d *dashboard) loadStarted(gen int, run *LoadRun, err error) {
 		return
 	}
 	p.run = run
+	p.before, p.moved = nil, nil
+	if b := d.sampleOf(run.Bond); b != nil {
+		p.before = load.SlaveBytes(bondOf(b))
+	}
 	// One goroutine per test follows it: intervals as they come, then the
 	// result. post never blocks it.
 	go func() {
@@ -353,9 +362,20 @@ func (d *dashboard) loadDone(gen int, run *LoadRun, sum load.Summary, err error)
 		return
 	}
 	p.done, p.runErr = true, err
+	if b := d.sampleOf(run.Bond); b != nil && p.before != nil {
+		p.moved = load.SlaveDeltas(bondOf(b), p.before, load.SlaveBytes(bondOf(b)))
+	}
 	if err == nil {
 		p.summary = &sum
 	}
+}
+
+// sampleOf is the named bond in the snapshot on screen, or nil.
+func (d *dashboard) sampleOf(bond string) *collector.BondSample {
+	if d.model.Snap == nil || bond == "" {
+		return nil
+	}
+	return d.model.Snap.Bond(bond)
 }
 
 // stopLoad ends the running test cleanly; its end arrives later.
@@ -621,6 +641,15 @@ func (d *dashboard) renderLoadRun(width, height int) []line {
 	}
 	if p.summary != nil {
 		out = append(out, line{{loadSummaryText(p.run, p.summary, nil), th.strong}})
+		if len(p.moved) > 0 {
+			parts := make([]string, len(p.moved))
+			for i, m := range p.moved {
+				parts[i] = fmt.Sprintf("%s tx %sB rx %sB", m.Name, shortSI(float64(m.TxBytes)), shortSI(float64(m.RxBytes)))
+			}
+			for _, text := range wrap("slaves' counters meanwhile (all traffic): "+strings.Join(parts, ", "), width, "  ") {
+				out = append(out, line{{text, th.base}})
+			}
+		}
 	} else if len(cells) > 1 {
 		sum := line{{"sum ", th.dim}}
 		if p.sent.Bytes > 0 {

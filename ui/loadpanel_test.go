@@ -226,6 +226,9 @@ func TestLoadPanelDemo(t *testing.T) {
 	// layer2 hashes no port: the four streams to one peer share a slave,
 	// and the panel says so.
 	screen := l.waitFor(10*time.Second, "via bond0", "cannot spread", "does not hash ports", "load test to 10.20.0.100:5201: 4 tcp streams")
+	if !strings.Contains(screen, "slaves' counters meanwhile (all traffic): ens1f0 tx") {
+		t.Errorf("the summary should give each slave's bytes during the test:\n%s", screen)
+	}
 	if !strings.Contains(screen, "streams per slave: ens") || !strings.Contains(screen, " 4") {
 		t.Errorf("the summary should put all four streams on one slave:\n%s", screen)
 	}
