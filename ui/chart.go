@@ -2,6 +2,7 @@ package ui
 
 import (
 	"math"
+	"slices"
 	"time"
 
 	"github.com/bondtop/bondtop/collector"
@@ -34,14 +35,15 @@ type trafficChart struct {
 	lines    []chartLine
 	from, to time.Time
 
-	// Scratch space reused from draw to draw: a redraw allocates only
-	// what History.Since copies out.
+	// peaks caches each series' columns between draws.
+	peaks map[collector.Series]*slotPeaks
+	// Scratch space reused from draw to draw.
 	dots  []uint8 // braille bits per plot cell
 	owner []int8  // which line last set a dot in the cell
 }
 
 func newTrafficChart(th *theme, title string) *trafficChart {
-	c := &trafficChart{Box: tview.NewBox(), th: th}
+	c := &trafficChart{Box: tview.NewBox(), th: th, peaks: make(map[collector.Series]*slotPeaks)}
 	c.SetBorder(true).SetTitle(" " + title + " ").SetTitleAlign(tview.AlignLeft)
 	c.SetBackgroundColor(tcell.ColorDefault)
 	c.SetBorderColor(th.border).SetTitleColor(tcell.ColorDefault)
@@ -70,17 +72,31 @@ func (c *trafficChart) Draw(screen tcell.Screen) {
 	plotRows := h - 1 // the last row is the time axis
 	plotCols := w - yLabelWidth
 	dotCols, dotRows := plotCols*2, plotRows*4
+	from, to := alignWindow(c.from, c.to, dotCols)
 
 	// Bucket each line into dot columns: the peak of the samples falling
 	// in a column, so a one-second burst survives the 1 h window.
 	perLine := make([][]float32, len(c.lines))
 	peak := float32(0)
 	for i, ln := range c.lines {
-		cols := c.bucket(ln.key, dotCols, i)
+		sp := c.peaks[ln.key]
+		if sp == nil {
+			sp = &slotPeaks{}
+			c.peaks[ln.key] = sp
+		}
+		cols := sp.columns(c.hist, ln.key, from, to, dotCols)
 		perLine[i] = cols
 		for _, v := range cols {
 			if !isNaN(v) && v > peak {
 				peak = v
+			}
+		}
+	}
+	if len(c.peaks) > len(c.lines) {
+		// Another bond selected: forget the series no longer drawn.
+		for k := range c.peaks {
+			if !slices.ContainsFunc(c.lines, func(l chartLine) bool { return l.key == k }) {
+				delete(c.peaks, k)
 			}
 		}
 	}
@@ -170,29 +186,18 @@ var colEmpty = float32(math.Inf(-1))
 
 func isNaN(v float32) bool { return v != v }
 
-// bucket returns the line's peak per dot column over [from, to].
-func (c *trafficChart) bucket(k collector.Series, dotCols, line int) []float32 {
-	cols := make([]float32, dotCols)
-	for i := range cols {
-		cols[i] = colEmpty
+// alignWindow moves [from, to] forward to the next boundary of a column's
+// span of Unix time. Columns are then fixed slots: the picture moves by a
+// whole column when a slot fills instead of re-bucketing at every sample,
+// so between shifts only the newest column changes. At 100 ms that spares
+// the terminal most of its writes, and the eye a shimmer.
+func alignWindow(from, to time.Time, dotCols int) (time.Time, time.Time) {
+	slot := int64(to.Sub(from)) / int64(dotCols)
+	if slot <= 0 {
+		return from, to
 	}
-	span := float64(c.to.Sub(c.from))
-	for _, p := range c.hist.Since(k, c.from) {
-		if p.Time.After(c.to) {
-			break
-		}
-		col := int(float64(p.Time.Sub(c.from)) / span * float64(dotCols))
-		col = min(max(col, 0), dotCols-1)
-		switch {
-		case isNaN(p.Value):
-			if cols[col] == colEmpty {
-				cols[col] = p.Value
-			}
-		case cols[col] == colEmpty || isNaN(cols[col]) || p.Value > cols[col]:
-			cols[col] = p.Value
-		}
-	}
-	return cols
+	end := (to.UnixNano() + slot - 1) / slot * slot
+	return time.Unix(0, end-slot*int64(dotCols)), time.Unix(0, end)
 }
 
 // drawLegend writes "━ bond0 ━ e1 ━ e2" right-aligned on the top border,

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"slices"
 	"strconv"
 
 	"github.com/bondtop/bondtop/bonding"
@@ -34,6 +35,12 @@ func newSlaveTable(th *theme, m *Model) *slaveTable {
 	t.SetBorderColor(th.border).SetTitleColor(tcell.ColorDefault)
 	return t
 }
+
+// The rate columns' priorities, which also identify them.
+const (
+	priorityRx = 95
+	priorityTx = 94
+)
 
 // column is one table column: a title, its importance when the width runs
 // short (higher stays longer), and the cell of a row.
@@ -157,8 +164,8 @@ func (t *slaveTable) columns(b *collector.BondSample, barWidth int) []*column {
 		)
 	}
 	cols = append(cols,
-		&column{title: rxTitle, priority: 95, cell: func(r SlaveRow) line { return rate(r.RxBps, r.SlaveSample) }},
-		&column{title: txTitle, priority: 94, cell: func(r SlaveRow) line { return rate(r.TxBps, r.SlaveSample) }},
+		&column{title: rxTitle, priority: priorityRx, cell: func(r SlaveRow) line { return rate(r.RxBps, r.SlaveSample) }},
+		&column{title: txTitle, priority: priorityTx, cell: func(r SlaveRow) line { return rate(r.TxBps, r.SlaveSample) }},
 		&column{title: "RX%", right: true, priority: 70, cell: func(r SlaveRow) line { return line{{percent(r.ShareRx), th.base}} }},
 		&column{title: "TX%", right: true, priority: 69, cell: func(r SlaveRow) line { return line{{percent(r.ShareTx), th.base}} }},
 		&column{title: "E/D/O", right: true, priority: 60, cell: func(r SlaveRow) line {
@@ -189,32 +196,44 @@ func partnerState(s *collector.SlaveSample) *bonding.PortState {
 	return s.Partner.PortState
 }
 
-// fit returns the columns, with their cells, that fit width: it narrows the
-// bars first, then drops the least important columns.
+// barWidths are the bar sizes tried, widest first.
+var barWidths = []int{24, 20, 16, 12, 10, 8, 6, 4}
+
+// fit returns the columns, with their cells, that fit width: the widest
+// bars that fit beside every column, else no bars and the least important
+// columns dropped. Cells are rendered at most twice: the rate columns'
+// width follows from the bar width (5 digits, a space, the bar), so the
+// candidates are weighed by arithmetic, not by rendering each.
 func (t *slaveTable) fit(b *collector.BondSample, rows []SlaveRow, width int) ([]*column, [][]line) {
-	for _, barWidth := range []int{24, 20, 16, 12, 10, 8, 6, 4, 0} {
-		cols := dropEmpty(t.columns(b, barWidth), rows)
-		for {
-			cells, total := measure(cols, rows)
-			if total <= width || len(cols) <= 1 {
-				if total <= width || barWidth == 0 {
-					return cols, cells
-				}
-				break
-			}
-			if barWidth > 0 {
-				break // narrower bars before fewer columns
-			}
-			lowest := 0
-			for i, c := range cols {
-				if c.priority < cols[lowest].priority {
-					lowest = i
-				}
-			}
-			cols = append(cols[:lowest], cols[lowest+1:]...)
+	cols := dropEmpty(t.columns(b, 0), rows)
+	cells, total := measure(cols, rows)
+	rateCols := 0
+	for _, c := range cols {
+		if c.priority == priorityRx || c.priority == priorityTx {
+			rateCols++
 		}
 	}
-	return nil, nil
+	for _, bw := range barWidths {
+		if total+rateCols*(1+bw) <= width {
+			cols = dropEmpty(t.columns(b, bw), rows)
+			cells, _ = measure(cols, rows)
+			return cols, cells
+		}
+	}
+	for total > width && len(cols) > 1 {
+		lowest := 0
+		for i, c := range cols {
+			if c.priority < cols[lowest].priority {
+				lowest = i
+			}
+		}
+		total -= cols[lowest].width + 1
+		cols = slices.Delete(cols, lowest, lowest+1)
+		for i := range cells {
+			cells[i] = slices.Delete(cells[i], lowest, lowest+1)
+		}
+	}
+	return cols, cells
 }
 
 // dropEmpty leaves out columns no slave has a value for (ROLE without

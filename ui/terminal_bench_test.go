@@ -1,0 +1,149 @@
+package ui
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bondtop/bondtop/bonding"
+	"github.com/bondtop/bondtop/collector"
+	"github.com/gdamore/tcell/v2"
+	"github.com/gdamore/tcell/v2/terminfo"
+)
+
+// nullTty is a terminal that swallows output and never types: tcell's
+// real screen (terminfo encoding, dirty-cell tracking) on top of it costs
+// what it costs on a user's terminal, minus the kernel's write.
+type nullTty struct {
+	width, height int
+	written       int64
+	closed        chan struct{}
+	once          sync.Once
+}
+
+func newNullTty(w, h int) *nullTty { return &nullTty{width: w, height: h, closed: make(chan struct{})} }
+
+func (t *nullTty) Start() error        { return nil }
+func (t *nullTty) Stop() error         { return nil }
+func (t *nullTty) Drain() error        { return t.Close() } // tcell drains, then waits for its reader
+func (t *nullTty) NotifyResize(func()) {}
+func (t *nullTty) Write(b []byte) (int, error) {
+	t.written += int64(len(b))
+	return len(b), nil
+}
+func (t *nullTty) Read([]byte) (int, error) {
+	<-t.closed
+	return 0, io.EOF
+}
+func (t *nullTty) Close() error {
+	t.once.Do(func() { close(t.closed) })
+	return nil
+}
+func (t *nullTty) WindowSize() (tcell.WindowSize, error) {
+	return tcell.WindowSize{Width: t.width, Height: t.height}, nil
+}
+
+// memSource is a Source in memory: bond0 as the 4-slave procfs fixture
+// says, its counters moving at a lively pace. Sampling it costs next to
+// nothing, so a benchmark over it measures the dashboard.
+type memSource struct {
+	bond  bonding.Bond
+	step  int
+	bytes map[string][2]uint64
+}
+
+func newMemSource(b testing.TB) *memSource {
+	data, err := os.ReadFile(filepath.Join("..", "bonding", "testdata", "proc", "synthetic-8023ad-6.8-4slaves-root.txt"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	bond, _, err := bonding.ParseProc("bond0", data)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return &memSource{bond: bond, bytes: map[string][2]uint64{}}
+}
+
+func (m *memSource) Close() error { return nil }
+
+// Read advances every counter by 100 ms of traffic.
+func (m *memSource) Read() (collector.Reading, error) {
+	m.step++
+	b := m.bond
+	b.Slaves = slices.Clone(m.bond.Slaves)
+	var sum [2]uint64
+	for i := range b.Slaves {
+		name := b.Slaves[i].Name
+		rx := wave(1e9+float64(i)*4e8, 5e8, m.step, 50, float64(i))
+		tx := wave(2e9-float64(i)*3e8, 4e8, m.step, 35, float64(i))
+		c := m.bytes[name]
+		c[0] += uint64(rx / 80)
+		c[1] += uint64(tx / 80)
+		m.bytes[name] = c
+		sum[0] += c[0]
+		sum[1] += c[1]
+		b.Slaves[i].Counters.Set(bonding.RxBytes, c[0])
+		b.Slaves[i].Counters.Set(bonding.TxBytes, c[1])
+	}
+	b.Counters.Set(bonding.RxBytes, sum[0])
+	b.Counters.Set(bonding.TxBytes, sum[1])
+	return collector.Reading{Bonds: []bonding.Bond{b}}, nil
+}
+
+// BenchmarkTerminalFrame is one tick of the dashboard at 100 ms on an
+// xterm-256color: sample, apply the snapshot, tview's draw (clear, panels,
+// Show with the terminfo encoding of the changed cells). The history
+// holds a minute already, so the graphs scroll as they do live. It reports
+// the bytes sent to the terminal per frame.
+func BenchmarkTerminalFrame(b *testing.B) {
+	for _, size := range [][2]int{{80, 24}, {160, 48}} {
+		b.Run(fmt.Sprintf("%dx%d", size[0], size[1]), func(b *testing.B) { benchTerminalFrame(b, size[0], size[1]) })
+	}
+}
+
+func benchTerminalFrame(b *testing.B, width, height int) {
+	now := start
+	s := collector.NewSampler(newMemSource(b), collector.Options{
+		Interval: 100 * time.Millisecond, Clock: func() time.Time { return now },
+	})
+	tick := func() *collector.Snapshot {
+		now = now.Add(100 * time.Millisecond)
+		snap, err := s.Sample()
+		if err != nil {
+			b.Fatal(err)
+		}
+		return snap
+	}
+	first := tick()
+	ti, err := terminfo.LookupTerminfo("xterm-256color")
+	if err != nil {
+		b.Fatal(err)
+	}
+	tty := newNullTty(width, height)
+	screen, err := tcell.NewTerminfoScreenFromTtyTerminfo(tty, ti)
+	if err != nil {
+		b.Fatal(err)
+	}
+	d := newDashboard(Options{Feed: s, First: first, Screen: screen})
+	defer screen.Fini()
+	frame := func() {
+		d.apply([]*collector.Snapshot{tick()})
+		d.app.ForceDraw()
+	}
+	for range 600 {
+		frame()
+	}
+	b.ReportAllocs()
+	tty.written = 0
+	cpu := cpuTime()
+	for b.Loop() {
+		frame()
+	}
+	b.ReportMetric(float64((cpuTime()-cpu).Nanoseconds())/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(tty.written)/float64(b.N), "tty-bytes/op")
+}
