@@ -71,8 +71,8 @@ type loadPanel struct {
 	// the test's): the measured side of the predicted slaves.
 	before map[string][2]uint64
 	moved  []load.SlaveDelta
-	runErr   error
-	done     bool
+	runErr error
+	done   bool
 }
 
 func newLoadPanel(runner LoadRunner, unavailable string) *loadPanel {
