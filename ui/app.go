@@ -60,10 +60,13 @@ const (
 // dashboard wires the Model to the widgets and the keys. Everything but
 // deliver runs on the tview event loop.
 type dashboard struct {
-	app   *tview.Application
-	feed  Feed
-	model *Model
-	th    *theme
+	app *tview.Application
+	// screen is what the dashboard draws on (nil when tview opens the
+	// terminal itself, in tests that never draw).
+	screen *quietScreen
+	feed   Feed
+	model  *Model
+	th     *theme
 
 	root                         *screenLayout
 	header, footer, side, events *linesView
@@ -128,7 +131,8 @@ func newDashboard(o Options) *dashboard {
 	d.app.SetRoot(d.root, true).SetFocus(d.table)
 	d.app.SetInputCapture(d.handleKey)
 	if o.Screen != nil {
-		d.app.SetScreen(o.Screen)
+		d.screen = newQuietScreen(o.Screen)
+		d.app.SetScreen(d.screen)
 	}
 	if o.First != nil {
 		d.apply([]*collector.Snapshot{o.First})
@@ -138,6 +142,13 @@ func newDashboard(o Options) *dashboard {
 
 // Run shows the dashboard until the user quits or ctx ends.
 func Run(ctx context.Context, o Options) error {
+	if o.Screen == nil {
+		screen, err := tcell.NewScreen()
+		if err != nil {
+			return err
+		}
+		o.Screen = screen
+	}
 	return newDashboard(o).run(ctx)
 }
 

@@ -46,8 +46,8 @@ func BenchmarkDrawPanels160x48(b *testing.B) {
 	b.ReportAllocs()
 	cpu := cpuTime()
 	for b.Loop() {
-		s.screen.Clear()
-		s.d.root.Draw(s.screen)
+		s.d.screen.Clear()
+		s.d.root.Draw(s.d.screen)
 	}
 	b.ReportMetric(float64((cpuTime()-cpu).Nanoseconds())/float64(b.N), "cpu-ns/op")
 }

@@ -58,6 +58,15 @@ func (c *trafficChart) show(hist historyReader, lines []chartLine, from, to time
 // yLabelWidth holds the widest shortSI label ("1.23G") and a space.
 const yLabelWidth = 6
 
+// brailleCells are the 256 braille patterns as strings, made once: a
+// chart puts thousands a second.
+var brailleCells = func() (cells [256]string) {
+	for i := range cells {
+		cells[i] = string(rune(0x2800 + i))
+	}
+	return cells
+}()
+
 // Braille dot bits by (column, row) inside a cell (Unicode U+2800 block).
 var brailleBits = [2][4]uint8{{0x01, 0x02, 0x04, 0x40}, {0x08, 0x10, 0x20, 0x80}}
 
@@ -152,7 +161,7 @@ func (c *trafficChart) Draw(screen tcell.Screen) {
 			if c.dots[i] == 0 {
 				continue
 			}
-			screen.Put(x+yLabelWidth+col, y+row, string(rune(0x2800+int(c.dots[i]))), c.lines[c.owner[i]].style)
+			screen.Put(x+yLabelWidth+col, y+row, brailleCells[c.dots[i]], c.lines[c.owner[i]].style)
 		}
 	}
 

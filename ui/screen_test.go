@@ -38,9 +38,9 @@ func newSim(t *testing.T, h *host, width, height int, mono bool) *sim {
 func (s *sim) draw() {
 	w, h := s.screen.Size()
 	s.d.root.SetRect(0, 0, w, h)
-	s.screen.Clear()
-	s.d.root.Draw(s.screen)
-	s.screen.Show()
+	s.d.screen.Clear()
+	s.d.root.Draw(s.d.screen)
+	s.d.screen.Show()
 }
 
 // key sends a key through the dashboard's key map and the focused panel,
