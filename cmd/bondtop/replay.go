@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/bondtop/bondtop/collector"
@@ -75,32 +77,40 @@ func replay(o options, stdout, stderr io.Writer) error {
 		}
 		return readErr
 	}
-	feed := newReplayFeed(entries, o.speed, readErr)
 	if isTerminal(stdout) {
-		if err := replayDashboard(feed, o); err != nil {
+		if err := replayDashboard(newReplayFeed(entries, o.speed, readErr), o); err != nil {
 			return err
 		}
 		return readErr
 	}
-	err := feed.Run(context.Background(), func(s *collector.Snapshot) {
-		fmt.Fprintf(stdout, "--- %s\n", s.Time.Format("2006-01-02 15:04:05.000"))
-		_ = printSnapshot(stdout, s)
-	})
-	if err != nil {
-		return err
+	// Not a terminal: print the recording at its pace, once.
+	for i, e := range entries {
+		if i > 0 {
+			time.Sleep(time.Duration(float64(e.Snapshot.Time.Sub(entries[i-1].Snapshot.Time)) / o.speed))
+		}
+		fmt.Fprintf(stdout, "--- %s\n", e.Snapshot.Time.Format("2006-01-02 15:04:05.000"))
+		_ = printSnapshot(stdout, e.Snapshot)
 	}
 	return readErr
 }
 
 // replayFeed plays recorded snapshots at their recorded pace divided by
-// speed. It is the dashboard's Feed for --replay: the history the graphs
-// read is rebuilt from the snapshots as they are played.
+// speed. It is the dashboard's Feed for --replay, and a ui.Player: p pauses
+// the playback itself, and seeking jumps through the recording. The history
+// the graphs read is rebuilt from the recording up to the position, so a
+// jump back shows the graphs as they were then.
 type replayFeed struct {
 	entries  []record.Entry
 	speed    float64
 	interval time.Duration
-	hist     *collector.History
 	warning  string // a damaged file's error, shown on the last snapshot
+	hist     atomic.Pointer[collector.History]
+
+	mu     sync.Mutex
+	pos    int  // index of the snapshot on screen
+	paused bool // the user paused playback
+	jumped bool // a seek moved pos: Run shows entries[pos] at once
+	wake   chan struct{}
 }
 
 func newReplayFeed(entries []record.Entry, speed float64, readErr error) *replayFeed {
@@ -110,47 +120,131 @@ func newReplayFeed(entries []record.Entry, speed float64, readErr error) *replay
 			interval = d
 		}
 	}
-	f := &replayFeed{entries: entries, speed: speed, interval: interval,
-		hist: collector.NewHistory(collector.DefaultHistory, max(interval, collector.MinInterval))}
+	f := &replayFeed{entries: entries, speed: speed, interval: interval, wake: make(chan struct{}, 1)}
 	if readErr != nil {
 		f.warning = readErr.Error()
 	}
+	f.hist.Store(f.historyUpTo(0))
 	return f
 }
 
-// First is the first recorded snapshot, already in the history.
-func (f *replayFeed) First() *collector.Snapshot {
-	s := f.entries[0].Snapshot
-	f.hist.Record(s)
-	return s
+// historyUpTo builds the graphs' history from the first snapshot to entry i.
+func (f *replayFeed) historyUpTo(i int) *collector.History {
+	h := collector.NewHistory(collector.DefaultHistory, max(f.interval, collector.MinInterval))
+	for j := range i + 1 {
+		h.Record(f.shown(f.entries[j].Snapshot, j == len(f.entries)-1))
+	}
+	return h
 }
 
-// Run plays the snapshots after the first; it returns when they are all
-// played or ctx ends.
+// shown is the snapshot as the dashboard gets it: the last one of a damaged
+// recording carries the read error as a warning.
+func (f *replayFeed) shown(s *collector.Snapshot, last bool) *collector.Snapshot {
+	if !last || f.warning == "" {
+		return s
+	}
+	copied := *s // recorded snapshots stay as they were
+	copied.Warnings = append(append([]string(nil), s.Warnings...), f.warning)
+	return &copied
+}
+
+// First is the first recorded snapshot.
+func (f *replayFeed) First() *collector.Snapshot {
+	return f.shown(f.entries[0].Snapshot, len(f.entries) == 1)
+}
+
+// Run plays the snapshots after the first until ctx ends, waiting while
+// paused or at the end of the recording (a seek back plays again).
 func (f *replayFeed) Run(ctx context.Context, emit func(*collector.Snapshot)) error {
-	for i := 1; i < len(f.entries); i++ {
-		s := f.entries[i].Snapshot
-		wait := time.Duration(float64(s.Time.Sub(f.entries[i-1].Snapshot.Time)) / f.speed)
-		if wait > 0 {
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-time.After(wait):
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		f.mu.Lock()
+		if f.jumped {
+			f.jumped = false
+			i := f.pos
+			f.mu.Unlock()
+			emit(f.shown(f.entries[i].Snapshot, i == len(f.entries)-1))
+			continue
+		}
+		var wait time.Duration = -1 // -1: nothing to play until woken
+		next := f.pos + 1
+		if !f.paused && next < len(f.entries) {
+			wait = time.Duration(float64(f.entries[next].Snapshot.Time.Sub(f.entries[f.pos].Snapshot.Time)) / f.speed)
+			wait = max(wait, 0)
+		}
+		f.mu.Unlock()
+
+		var fire <-chan time.Time
+		if wait >= 0 {
+			timer.Reset(wait)
+			fire = timer.C
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-f.wake:
+			if !timer.Stop() && fire != nil {
+				<-timer.C
 			}
+			continue
+		case <-fire:
 		}
-		if i == len(f.entries)-1 && f.warning != "" {
-			copied := *s // recorded snapshots stay as they were
-			copied.Warnings = append(append([]string(nil), s.Warnings...), f.warning)
-			s = &copied
+		f.mu.Lock()
+		if f.jumped || f.paused || f.pos+1 != next {
+			f.mu.Unlock()
+			continue // a seek or pause arrived while waiting
 		}
-		f.hist.Record(s)
+		f.pos = next
+		s := f.shown(f.entries[next].Snapshot, next == len(f.entries)-1)
+		f.mu.Unlock()
+		f.hist.Load().Record(s)
 		emit(s)
 	}
-	<-ctx.Done() // keep the last picture on screen until the user quits
-	return nil
 }
 
-func (f *replayFeed) History() *collector.History { return f.hist }
+// Pause stops or resumes the playback.
+func (f *replayFeed) Pause(paused bool) {
+	f.mu.Lock()
+	f.paused = paused
+	f.mu.Unlock()
+	f.poke()
+}
+
+// Seek moves the playback by d of recorded time (negative: back) and shows
+// the snapshot there at once.
+func (f *replayFeed) Seek(d time.Duration) {
+	f.mu.Lock()
+	target := f.entries[f.pos].Snapshot.Time.Add(d)
+	i := sort.Search(len(f.entries), func(i int) bool { return !f.entries[i].Snapshot.Time.Before(target) })
+	if d < 0 && i > 0 && f.entries[min(i, len(f.entries)-1)].Snapshot.Time.After(target) {
+		i-- // back: the last snapshot at or before the target
+	}
+	i = min(max(i, 0), len(f.entries)-1)
+	if i != f.pos {
+		f.pos, f.jumped = i, true
+		f.hist.Store(f.historyUpTo(i))
+	}
+	f.mu.Unlock()
+	f.poke()
+}
+
+// Position says where the playback is: the snapshot shown and how many
+// there are.
+func (f *replayFeed) Position() (index, total int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.pos, len(f.entries)
+}
+
+func (f *replayFeed) poke() {
+	select {
+	case f.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (f *replayFeed) History() *collector.History { return f.hist.Load() }
 func (f *replayFeed) Interval() time.Duration     { return f.interval }
 
 // SetInterval cannot change a recording's pace; the interval stays.

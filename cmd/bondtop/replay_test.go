@@ -1,0 +1,97 @@
+package main
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/record"
+)
+
+// recordedDemo records n snapshots of the demo one second apart.
+func recordedDemo(t *testing.T, n int) []record.Entry {
+	t.Helper()
+	now := time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	s := collector.NewSampler(collector.NewDemoSource(clock), collector.Options{Clock: clock})
+	path := filepath.Join(t.TempDir(), "r")
+	w, err := record.Create(path, record.Header{Interval: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range n {
+		snap, err := s.Sample()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Write(snap); err != nil {
+			t.Fatal(err)
+		}
+		now = now.Add(time.Second)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := record.Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec.Entries
+}
+
+// TestReplayFeedPauseSeek plays a 60 s recording at 1000x, pauses it, seeks
+// back and forward, and checks what the dashboard would be handed.
+func TestReplayFeedPauseSeek(t *testing.T) {
+	entries := recordedDemo(t, 60)
+	f := newReplayFeed(entries, 1000, nil)
+	got := make(chan *collector.Snapshot, 100)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go f.Run(ctx, func(s *collector.Snapshot) { got <- s })
+	t0 := entries[0].Snapshot.Time
+	at := func(s *collector.Snapshot) time.Duration { return s.Time.Sub(t0) }
+	next := func() *collector.Snapshot {
+		t.Helper()
+		select {
+		case s := <-got:
+			return s
+		case <-time.After(5 * time.Second):
+			t.Fatal("no snapshot within 5 s")
+			return nil
+		}
+	}
+	// It plays in order, one recorded second per millisecond.
+	for want := time.Second; want <= 5*time.Second; want += time.Second {
+		if s := next(); at(s) != want {
+			t.Fatalf("played %v, want %v", at(s), want)
+		}
+	}
+	f.Pause(true)
+	time.Sleep(20 * time.Millisecond)
+	for len(got) > 0 {
+		<-got // what was in flight when the pause came
+	}
+	time.Sleep(50 * time.Millisecond)
+	if len(got) != 0 {
+		t.Fatalf("%d snapshots played while paused", len(got))
+	}
+	idx, _ := f.Position()
+	f.Seek(-3 * time.Second)
+	if s := next(); at(s) != time.Duration(idx-3)*time.Second {
+		t.Fatalf("seek back 3 s from %d s showed %v", idx, at(s))
+	}
+	if pts := f.History().Since(collector.Series{Bond: "bond0", Tx: true}, t0); len(pts) != idx-3+1 {
+		t.Fatalf("history after seeking back has %d points, want %d", len(pts), idx-3+1)
+	}
+	f.Seek(time.Hour) // past the end: the last snapshot
+	if s := next(); at(s) != 59*time.Second {
+		t.Fatalf("seek past the end showed %v", at(s))
+	}
+	f.Pause(false)
+	time.Sleep(50 * time.Millisecond)
+	if len(got) != 0 {
+		t.Fatal("played past the end of the recording")
+	}
+}
