@@ -90,9 +90,6 @@ func bar(frac float64, width int) string {
 // Distributing, deFaulted, Expired.
 const portFlagLetters = "ATGSCDFE"
 
-// portFlagsWidth is the columns portFlags takes.
-const portFlagsWidth = len(portFlagLetters)
-
 // portFlags writes a port state as "ATGSCD..": a letter for each set bit,
 // "." for each clear one. Bits a healthy port needs (activity, aggregation,
 // synchronization, collecting, distributing) are highlighted when missing,

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bondtop/bondtop/collector"
 	"github.com/gdamore/tcell/v2"
 	"github.com/rivo/tview"
 )
@@ -120,5 +119,3 @@ func (s *sim) golden(name string) {
 		s.t.Errorf("screen %s differs from %s (go test ./ui -update rewrites it)\n--- got\n%s--- want\n%s", name, path, got, want)
 	}
 }
-
-func lastSnap(h *host) *collector.Snapshot { return h.snaps[len(h.snaps)-1] }
