@@ -22,6 +22,18 @@ type Feed interface {
 	SetInterval(time.Duration) time.Duration
 }
 
+// Player is a Feed that plays a recording (--replay): p pauses the
+// playback itself, and < and > jump through it.
+type Player interface {
+	Pause(paused bool)
+	// Seek moves by d of recorded time (negative: back) and emits the
+	// snapshot found there.
+	Seek(d time.Duration)
+}
+
+// seekStep is how far < and > jump in a replay.
+const seekStep = 10 * time.Second
+
 // Options configure the dashboard.
 type Options struct {
 	Feed Feed
@@ -113,6 +125,7 @@ func newDashboard(o Options) *dashboard {
 		loadp: newLoadPanel(o.Load, o.LoadUnavailable),
 	}
 	d.model.Bond = o.Bond
+	_, d.model.Playback = o.Feed.(Player)
 	d.header = newLinesView(th, "", d.renderHeader)
 	d.footer = newLinesView(th, "", d.renderFooter)
 	d.side = newLinesView(th, "LACP", d.renderSide)
@@ -283,6 +296,17 @@ func (d *dashboard) handleKey(ev *tcell.EventKey) *tcell.EventKey {
 		m.StepBond(1)
 	case 'p':
 		m.TogglePause()
+		if pl, ok := d.feed.(Player); ok {
+			pl.Pause(m.Paused)
+		}
+	case '<', ',':
+		if pl, ok := d.feed.(Player); ok {
+			pl.Seek(-seekStep)
+		}
+	case '>', '.':
+		if pl, ok := d.feed.(Player); ok {
+			pl.Seek(seekStep)
+		}
 	case '+', '=':
 		d.stepInterval(1)
 	case '-', '_':

@@ -57,6 +57,10 @@ type Model struct {
 	// Paused freezes what is shown; snapshots that arrive meanwhile are
 	// held and shown, with their events, on resume.
 	Paused bool
+	// Playback is set when the feed is a recording (a Player): pausing
+	// stops the playback itself, and a snapshot that arrives while paused
+	// is the user's own seek, shown at once.
+	Playback bool
 	// Interval is the sampler's pace, shown in the header.
 	Interval time.Duration
 	// Events is the log, newest first.
@@ -86,7 +90,7 @@ func NewModel(interval time.Duration) *Model {
 // Apply takes a new snapshot. While paused it is held back; its events are
 // kept for the log all the same.
 func (m *Model) Apply(s *collector.Snapshot) {
-	if m.Paused {
+	if m.Paused && !m.Playback {
 		m.held = s
 		// Newest snapshot's events first, as the log keeps them.
 		m.heldEvents = append(slices.Clone(s.Events), m.heldEvents...)

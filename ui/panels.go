@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -534,7 +535,11 @@ var helpKeys = []keyHint{
 func (d *dashboard) renderHelp(_, _ int) []line {
 	th := d.th
 	out := []line{{{"bondtop: top for Linux bonding", th.strong}}, nil}
-	for _, k := range helpKeys {
+	keys := helpKeys
+	if d.model.Playback {
+		keys = append(slices.Clone(keys), keyHint{"< >", "replay: 10 s back / forward (p pauses the playback)"})
+	}
+	for _, k := range keys {
 		out = append(out, line{{padRight(k.key, 16), th.strong}, {k.what, th.base}})
 	}
 	out = append(out, nil,
