@@ -330,3 +330,22 @@ func (f *tickingFeed) Run(ctx context.Context, emit func(*collector.Snapshot)) e
 		emit(snap)
 	}
 }
+
+// Nothing clears the screen between frames (quietScreen), so whatever an
+// older frame left where nothing is drawn now must be blanked, including
+// in the selected row, which is restyled as the screen holds it.
+func TestNoStaleCellsBetweenFrames(t *testing.T) {
+	h := lacpHost(t, "synthetic-8023ad-6.8-4slaves-root.txt", []string{"e1", "e2", "e3", "e4"})
+	s := newSim(t, h, 80, 24, false)
+	before := s.text()
+	// An older frame's leftovers: past the last column of the selected
+	// row, and in the middle of the events panel.
+	s.d.screen.Clear()
+	s.d.screen.Put(78, 4, "Z", tcell.StyleDefault)
+	s.d.screen.Put(60, 21, "Z", tcell.StyleDefault)
+	s.d.screen.Show()
+	s.draw()
+	if after := s.text(); after != before {
+		t.Fatalf("a stale cell survived a frame:\n%s\nwant\n%s", after, before)
+	}
+}

@@ -328,9 +328,14 @@ func (t *slaveTable) Draw(screen tcell.Screen) {
 			if c.right {
 				l = append(line{{padLeft("", c.width-l.width()), t.th.base}}, l...)
 			}
-			drawLine(screen, cx, rowY, c.width, l)
+			used := drawLine(screen, cx, rowY, min(c.width, x+w-cx), l)
+			// Pad the cell and the gap after it: markSelected restyles
+			// the row as the screen holds it, which must be this frame's
+			// text to the last column, not what an older frame left.
+			fill(screen, cx+used, rowY, min(c.width+1-used, x+w-cx-used), t.th.base)
 			cx += c.width + 1
 		}
+		fill(screen, cx, rowY, x+w-cx, t.th.base)
 		if ri == cur {
 			t.markSelected(screen, x, rowY, w)
 		}

@@ -78,7 +78,7 @@ func drawText(screen tcell.Screen, x, y, maxWidth int, text string, style tcell.
 // fill paints width columns from (x, y) with spaces in style: selected rows
 // and bars need their background to reach the end.
 func fill(screen tcell.Screen, x, y, width int, style tcell.Style) {
-	for i := range width {
+	for i := range max(width, 0) {
 		screen.Put(x+i, y, " ", style)
 	}
 }
