@@ -153,13 +153,23 @@ func livePredictor(t *testing.T, p *Pair, k bonding.KernelVersion) *bonding.Pred
 		t.Fatal(err)
 	}
 	defer src.Close()
-	r, err := src.Read()
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := r.Bond(p.Bond)
-	if b == nil {
-		t.Fatalf("bondtop does not see %s", p.Bond)
+	// Wait until every slave can transmit: right after enslaving, a slave
+	// whose link is not yet up is left out of the kernel's hash, and a
+	// predictor built then answers for fewer slaves than the streams see.
+	var b *bonding.Bond
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		r, err := src.Read()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b = r.Bond(p.Bond); b == nil {
+			t.Fatalf("bondtop does not see %s", p.Bond)
+		}
+		if usable, excluded := bonding.UsableSlaves(b); len(usable) == len(p.Slaves) {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("after 15 s only %v of %s can transmit (%v)", usable, p.Bond, excluded)
+		}
 	}
 	pred, err := bonding.NewPredictor(b, k)
 	if err != nil {
