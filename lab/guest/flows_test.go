@@ -148,29 +148,7 @@ func newFlowBondtop(t *testing.T, p *Pair) *Bondtop {
 // table's against.
 func livePredictor(t *testing.T, p *Pair, k bonding.KernelVersion) *bonding.Predictor {
 	t.Helper()
-	src, err := collector.NewLiveSource()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	// Wait until every slave can transmit: right after enslaving, a slave
-	// whose link is not yet up is left out of the kernel's hash, and a
-	// predictor built then answers for fewer slaves than the streams see.
-	var b *bonding.Bond
-	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		r, err := src.Read()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if b = r.Bond(p.Bond); b == nil {
-			t.Fatalf("bondtop does not see %s", p.Bond)
-		}
-		if usable, excluded := bonding.UsableSlaves(b); len(usable) == len(p.Slaves) {
-			break
-		} else if time.Now().After(deadline) {
-			t.Fatalf("after 15 s only %v of %s can transmit (%v)", usable, p.Bond, excluded)
-		}
-	}
+	b := bondWhenUsable(t, p.Bond, len(p.Slaves))
 	pred, err := bonding.NewPredictor(b, k)
 	if err != nil {
 		t.Fatal(err)
@@ -279,5 +257,35 @@ func logFindings(t *testing.T, b *collector.BondSample) {
 	}
 	for _, f := range b.Findings {
 		t.Logf("finding %s (%s) %v: %s", f.ID, f.Severity, f.Slaves, f.Message)
+	}
+}
+
+// bondWhenUsable reads bond through bondtop's live source once want of its
+// slaves can transmit. Right after enslaving, a slave whose link is not yet
+// up is left out of the kernel's hash, and a predictor built then answers
+// for fewer slaves than the traffic will see.
+func bondWhenUsable(t *testing.T, bond string, want int) *bonding.Bond {
+	t.Helper()
+	src, err := collector.NewLiveSource()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		r, err := src.Read()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := r.Bond(bond)
+		if b == nil {
+			t.Fatalf("bondtop does not see %s", bond)
+		}
+		usable, excluded := bonding.UsableSlaves(b)
+		if len(usable) == want {
+			return b
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 15 s only %v of %s can transmit (%v)", usable, bond, excluded)
+		}
 	}
 }

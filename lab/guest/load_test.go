@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/bonding"
-	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/load"
 )
 
@@ -135,19 +134,7 @@ func startLoadServer(t *testing.T, p *Pair) {
 // address and MAC, the peer's, TCP to port 5201).
 func newPlacement(t *testing.T, p *Pair, k bonding.KernelVersion) *load.Placement {
 	t.Helper()
-	src, err := collector.NewLiveSource()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	r, err := src.Read()
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := r.Bond(p.Bond)
-	if b == nil {
-		t.Fatalf("bondtop does not see %s", p.Bond)
-	}
+	b := bondWhenUsable(t, p.Bond, len(p.Slaves))
 	pred, err := bonding.NewPredictor(b, k)
 	if err != nil {
 		t.Fatal(err)
