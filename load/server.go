@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -31,12 +32,26 @@ type Server struct {
 	cur *serverTest // the running test, nil when idle
 }
 
+// Listen opens the server's TCP listener, with an error that says what to
+// do: a port in use suggests another server, anything else names the
+// address form.
+func Listen(addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	switch {
+	case errors.Is(err, syscall.EADDRINUSE):
+		return nil, fmt.Errorf("listening on %s: %w (is another iperf3 server running? choose another port with --listen)", addr, err)
+	case err != nil:
+		return nil, fmt.Errorf("listening on %s: %w (give ADDR:PORT, e.g. :5201 or 10.0.0.5:5201)", addr, err)
+	}
+	return ln, nil
+}
+
 // ListenAndServe listens on addr (":5201", "10.0.0.1:5201") and serves
 // until ctx is done.
 func (s *Server) ListenAndServe(ctx context.Context, addr string) error {
-	ln, err := net.Listen("tcp", addr)
+	ln, err := Listen(addr)
 	if err != nil {
-		return fmt.Errorf("listening on %s: %w (is another iperf3 server running? choose another port with --listen)", addr, err)
+		return err
 	}
 	return s.Serve(ctx, ln)
 }

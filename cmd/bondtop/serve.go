@@ -58,8 +58,14 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "%s %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, a...))
 		},
 	}
-	fmt.Fprintf(stdout, "bondtop serve: listening on %s (iperf3 protocol, one test at a time)\n", *listen)
-	if err := srv.ListenAndServe(ctx, *listen); err != nil {
+	ln, err := load.Listen(*listen)
+	if err != nil {
+		fmt.Fprintf(stderr, "bondtop: serve: %v\n", err)
+		return exitRuntime
+	}
+	// Said once the port is ours, so the line is never a false promise.
+	fmt.Fprintf(stdout, "bondtop serve: listening on %s (iperf3 protocol, one test at a time)\n", ln.Addr())
+	if err := srv.Serve(ctx, ln); err != nil {
 		fmt.Fprintf(stderr, "bondtop: serve: %v\n", err)
 		return exitRuntime
 	}
