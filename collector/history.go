@@ -2,6 +2,7 @@ package collector
 
 import (
 	"math"
+	"sort"
 	"sync"
 	"time"
 )
@@ -64,11 +65,13 @@ func (r *Ring) since(dst []Point, t time.Time) []Point {
 		start = r.next
 	}
 	from := t.UnixNano()
-	for i := range n {
+	// Samples are appended in time order, so the first one at or after t
+	// is found by bisection: a 1 h ring at 100 ms holds 36,000 samples, and
+	// the graphs ask for the last minute on every frame.
+	first := sort.Search(n, func(i int) bool { return r.times[(start+i)%len(r.values)] >= from })
+	for i := first; i < n; i++ {
 		j := (start + i) % len(r.values)
-		if r.times[j] >= from {
-			dst = append(dst, Point{time.Unix(0, r.times[j]), r.values[j]})
-		}
+		dst = append(dst, Point{time.Unix(0, r.times[j]), r.values[j]})
 	}
 	return dst
 }

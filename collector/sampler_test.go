@@ -300,3 +300,27 @@ func TestHistoryRingWraps(t *testing.T) {
 		t.Fatalf("since the last second: %+v", got)
 	}
 }
+
+// TestHistorySinceCutsWhereTimeDoes checks the bisection against a plain
+// scan on a wrapped ring, for every cut point.
+func TestHistorySinceCutsWhereTimeDoes(t *testing.T) {
+	r := newRing(50)
+	t0 := time.Unix(1000, 0)
+	for i := range 137 {
+		v := float64(i)
+		r.push(t0.Add(time.Duration(i)*100*time.Millisecond), &v)
+	}
+	for cut := -1; cut <= 140; cut++ {
+		at := t0.Add(time.Duration(cut) * 100 * time.Millisecond)
+		got := r.since(nil, at)
+		want := 0
+		for i := 87; i < 137; i++ { // the 50 newest samples
+			if i >= cut {
+				want++
+			}
+		}
+		if len(got) != want || (want > 0 && got[0].Time.Before(at)) {
+			t.Fatalf("cut %d: %d points from %v, want %d", cut, len(got), got, want)
+		}
+	}
+}
