@@ -61,6 +61,7 @@ type sysReader struct {
 	fsys   fs.FS
 	res    *SysfsResult
 	exists bool // the last read found the file
+	empty  bool // ... and it held only blanks
 }
 
 // read returns the trimmed content of file, or "" with r.exists false when
@@ -75,7 +76,9 @@ func (r *sysReader) read(file string) string {
 		return ""
 	}
 	r.exists = true
-	return string(bytes.TrimSpace(data))
+	v := string(bytes.TrimSpace(data))
+	r.empty = v == ""
+	return v
 }
 
 // word reads a "name N" attribute (mode, xmit_hash_policy, ...) or a plain
@@ -115,17 +118,14 @@ func (r *sysReader) num(file string) *int {
 	return &n
 }
 
-// rootOnly reads an attribute that the kernel leaves empty for readers
-// without CAP_NET_ADMIN, counting those.
-func (r *sysReader) rootOnly(file string, parse func(string) *int) *int {
-	v := r.read(file)
-	if r.exists && v == "" {
+// rootOnly passes on v, the value of the attribute just read, counting
+// it as hidden when the file exists but is empty: the kernel's way of
+// withholding root-only values from a reader without CAP_NET_ADMIN.
+func rootOnly[T any](r *sysReader, v *T) *T {
+	if r.exists && r.empty {
 		r.res.Hidden++
 	}
-	if v == "" {
-		return nil
-	}
-	return parse(file)
+	return v
 }
 
 // ReadSysfs reads /sys/class/net/<name> and its slaves' bonding_slave
@@ -185,25 +185,17 @@ func readSysfsLACP(r *sysReader, bd string) *LACP {
 	l.ADSelect = r.word(bd + "ad_select")
 	l.AggregatorID = nonZero(r.num(bd + "ad_aggregator"))
 	l.NumPorts = r.num(bd + "ad_num_ports")
-	l.ActorKey = r.rootOnly(bd+"ad_actor_key", r.num)
-	l.PartnerKey = r.rootOnly(bd+"ad_partner_key", r.num)
-	l.SystemPriority = r.rootOnly(bd+"ad_actor_sys_prio", r.num)
+	l.ActorKey = rootOnly(r, r.num(bd+"ad_actor_key"))
+	l.PartnerKey = rootOnly(r, r.num(bd+"ad_partner_key"))
+	l.SystemPriority = rootOnly(r, r.num(bd+"ad_actor_sys_prio"))
 	// ad_actor_system is an override, all zeros unless set; the LACPDUs
 	// then carry the bond's own address, as procfs and netlink report.
-	l.SystemMAC = r.rootOnlyText(bd + "ad_actor_system")
+	l.SystemMAC = rootOnly(r, r.text(bd+"ad_actor_system"))
 	if l.SystemMAC != nil && *l.SystemMAC == "00:00:00:00:00:00" {
 		l.SystemMAC = r.text(path.Dir(path.Clean(bd)) + "/address")
 	}
-	l.PartnerMAC = r.rootOnlyText(bd + "ad_partner_mac")
+	l.PartnerMAC = rootOnly(r, r.text(bd+"ad_partner_mac"))
 	return l
-}
-
-func (r *sysReader) rootOnlyText(file string) *string {
-	v := r.text(file)
-	if r.exists && v == nil {
-		r.res.Hidden++
-	}
-	return v
 }
 
 func readSysfsSlave(r *sysReader, name string) Slave {
