@@ -1,9 +1,9 @@
 package bonding
 
 import (
-	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"github.com/bondtop/bondtop/internal/nltest"
 	"net"
 	"strconv"
 	"testing"
@@ -13,46 +13,6 @@ import (
 	"github.com/vishvananda/netlink/nl"
 	"golang.org/x/sys/unix"
 )
-
-// testLink describes an RTM_NEWLINK message the way the kernel lays it
-// out (rtnl_fill_ifinfo): ifinfomsg, then attributes.
-type testLink struct {
-	index    int
-	name     string
-	flags    uint32
-	mtu      uint32
-	oper     uint8
-	master   int
-	hwaddr   net.HardwareAddr
-	stats    *netlink.LinkStatistics64
-	linkinfo *nl.RtAttr
-}
-
-func (l testLink) msg() []byte {
-	im := nl.NewIfInfomsg(unix.AF_UNSPEC)
-	im.Index = int32(l.index)
-	im.Flags = l.flags
-	b := append([]byte(nil), im.Serialize()...)
-	add := func(a *nl.RtAttr) { b = append(b, a.Serialize()...) }
-	add(nl.NewRtAttr(unix.IFLA_IFNAME, nl.ZeroTerminated(l.name)))
-	add(nl.NewRtAttr(unix.IFLA_MTU, nl.Uint32Attr(l.mtu)))
-	add(nl.NewRtAttr(unix.IFLA_OPERSTATE, nl.Uint8Attr(l.oper)))
-	if l.master != 0 {
-		add(nl.NewRtAttr(unix.IFLA_MASTER, nl.Uint32Attr(uint32(l.master))))
-	}
-	if l.hwaddr != nil {
-		add(nl.NewRtAttr(unix.IFLA_ADDRESS, l.hwaddr))
-	}
-	if l.stats != nil {
-		var buf bytes.Buffer
-		_ = binary.Write(&buf, binary.NativeEndian, l.stats)
-		add(nl.NewRtAttr(unix.IFLA_STATS64, buf.Bytes()))
-	}
-	if l.linkinfo != nil {
-		add(l.linkinfo)
-	}
-	return b
-}
 
 func mac(s string) net.HardwareAddr {
 	m, err := net.ParseMAC(s)
@@ -136,12 +96,12 @@ func jsonOf(t *testing.T, v any) string {
 }
 
 func TestFromNetlinkBondKernelMessage(t *testing.T) {
-	msg := testLink{
-		index: 7, name: "bond0", flags: unix.IFF_UP | unix.IFF_LOWER_UP | unix.IFF_RUNNING,
-		mtu: 9000, oper: netlink.OperUp, hwaddr: mac("02:1d:22:fd:7e:72"),
-		stats:    &netlink.LinkStatistics64{RxBytes: 1 << 40, TxBytes: 2, RxPackets: 3, TxPackets: 4, RxOverErrors: 5, RxFifoErrors: 6},
-		linkinfo: bondInfo6x(),
-	}.msg()
+	msg := nltest.Link{
+		Index: 7, Name: "bond0", Flags: unix.IFF_UP | unix.IFF_LOWER_UP | unix.IFF_RUNNING,
+		MTU: 9000, Oper: netlink.OperUp, HWAddr: mac("02:1d:22:fd:7e:72"),
+		Stats:    &netlink.LinkStatistics64{RxBytes: 1 << 40, TxBytes: 2, RxPackets: 3, TxPackets: 4, RxOverErrors: 5, RxFifoErrors: 6},
+		LinkInfo: bondInfo6x(),
+	}.Bytes()
 
 	scan, ok := ScanLink(msg)
 	if !ok || scan != (LinkScan{Index: 7, Bond: true}) {
@@ -225,8 +185,8 @@ func TestFromNetlinkSlaveKernelMessage(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			msg := testLink{index: 3, name: "e1", mtu: 1500, oper: netlink.OperUp, master: 7,
-				flags: unix.IFF_UP | unix.IFF_SLAVE, linkinfo: tt.info}.msg()
+			msg := nltest.Link{Index: 3, Name: "e1", MTU: 1500, Oper: netlink.OperUp, Master: 7,
+				Flags: unix.IFF_UP | unix.IFF_SLAVE, LinkInfo: tt.info}.Bytes()
 			scan, ok := ScanLink(msg)
 			if !ok || scan != (LinkScan{Index: 3, Master: 7, Slave: true}) {
 				t.Fatalf("ScanLink = %+v, %v", scan, ok)
@@ -266,7 +226,7 @@ func TestOldKernelBond(t *testing.T) {
 	d.AddRtAttr(unix.IFLA_BOND_DOWNDELAY, nl.Uint32Attr(0))
 	d.AddRtAttr(unix.IFLA_BOND_USE_CARRIER, nl.Uint8Attr(1))
 	d.AddRtAttr(unix.IFLA_BOND_ARP_INTERVAL, nl.Uint32Attr(0))
-	msg := testLink{index: 2, name: "bond0", mtu: 1500, oper: netlink.OperDown, linkinfo: li}.msg()
+	msg := nltest.Link{Index: 2, Name: "bond0", MTU: 1500, Oper: netlink.OperDown, LinkInfo: li}.Bytes()
 	link, err := netlink.LinkDeserialize(nil, msg)
 	if err != nil {
 		t.Fatal(err)
@@ -294,7 +254,7 @@ func TestNoActiveAggregator(t *testing.T) {
 	d.AddRtAttr(unix.IFLA_BOND_MODE, nl.Uint8Attr(4))
 	d.AddRtAttr(unix.IFLA_BOND_AD_LACP_RATE, nl.Uint8Attr(0))
 	d.AddRtAttr(unix.IFLA_BOND_AD_SELECT, nl.Uint8Attr(0))
-	msg := testLink{index: 2, name: "bond0", mtu: 1500, linkinfo: li}.msg()
+	msg := nltest.Link{Index: 2, Name: "bond0", MTU: 1500, LinkInfo: li}.Bytes()
 	link, err := netlink.LinkDeserialize(nil, msg)
 	if err != nil {
 		t.Fatal(err)
@@ -524,7 +484,7 @@ func TestFromEthtoolLinkMode(t *testing.T) {
 }
 
 func TestScanLinkMalformed(t *testing.T) {
-	good := testLink{index: 9, name: "x", mtu: 1, master: 3, linkinfo: slaveInfo(0, 0, 0, 0, 0)}.msg()
+	good := nltest.Link{Index: 9, Name: "x", MTU: 1, Master: 3, LinkInfo: slaveInfo(0, 0, 0, 0, 0)}.Bytes()
 	for n := 0; n < len(good); n++ {
 		// Truncated messages must not panic; the index survives once the
 		// ifinfomsg is whole.
@@ -544,9 +504,9 @@ func TestScanLinkMalformed(t *testing.T) {
 }
 
 func FuzzNetlinkMessage(f *testing.F) {
-	f.Add(testLink{index: 7, name: "bond0", mtu: 1500, linkinfo: bondInfo6x()}.msg())
-	f.Add(testLink{index: 3, name: "e1", mtu: 1500, master: 7, linkinfo: slaveInfo(0, 0, 1, 63, 63)}.msg())
-	f.Add(testLink{index: 1, name: "lo", mtu: 65536}.msg())
+	f.Add(nltest.Link{Index: 7, Name: "bond0", MTU: 1500, LinkInfo: bondInfo6x()}.Bytes())
+	f.Add(nltest.Link{Index: 3, Name: "e1", MTU: 1500, Master: 7, LinkInfo: slaveInfo(0, 0, 1, 63, 63)}.Bytes())
+	f.Add(nltest.Link{Index: 1, Name: "lo", MTU: 65536}.Bytes())
 	f.Fuzz(func(t *testing.T, msg []byte) {
 		scan, ok := ScanLink(msg)
 		attrs, isBond := ParseBondAttrs(msg)

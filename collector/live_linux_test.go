@@ -1,11 +1,10 @@
 package collector
 
 import (
-	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/bondtop/bondtop/internal/nltest"
 	"net"
 	"os"
 	"runtime"
@@ -437,45 +436,6 @@ func ethtoolIface(l netlink.Link) ethtool.Interface {
 
 // --- Read on constructed dumps: merge, order, caches -------------------
 
-// msgLink describes an RTM_NEWLINK message laid out as the kernel does.
-type msgLink struct {
-	index    int
-	name     string
-	flags    uint32
-	mtu      uint32
-	oper     uint8
-	master   int
-	hwaddr   net.HardwareAddr
-	stats    *netlink.LinkStatistics64
-	linkinfo *nl.RtAttr
-}
-
-func (l msgLink) bytes() []byte {
-	im := nl.NewIfInfomsg(unix.AF_UNSPEC)
-	im.Index = int32(l.index)
-	im.Flags = l.flags
-	b := append([]byte(nil), im.Serialize()...)
-	add := func(a *nl.RtAttr) { b = append(b, a.Serialize()...) }
-	add(nl.NewRtAttr(unix.IFLA_IFNAME, nl.ZeroTerminated(l.name)))
-	add(nl.NewRtAttr(unix.IFLA_MTU, nl.Uint32Attr(l.mtu)))
-	add(nl.NewRtAttr(unix.IFLA_OPERSTATE, nl.Uint8Attr(l.oper)))
-	if l.master != 0 {
-		add(nl.NewRtAttr(unix.IFLA_MASTER, nl.Uint32Attr(uint32(l.master))))
-	}
-	if l.hwaddr != nil {
-		add(nl.NewRtAttr(unix.IFLA_ADDRESS, l.hwaddr))
-	}
-	if l.stats != nil {
-		var buf bytes.Buffer
-		_ = binary.Write(&buf, binary.NativeEndian, l.stats)
-		add(nl.NewRtAttr(unix.IFLA_STATS64, buf.Bytes()))
-	}
-	if l.linkinfo != nil {
-		add(l.linkinfo)
-	}
-	return b
-}
-
 // lacpBondMsg is bond0 (ifindex 2) in 802.3ad as a 6.x kernel sends it to
 // root; with adInfo false the kernel found no active aggregator.
 func lacpBondMsg(adInfo bool, activeSlave int) []byte {
@@ -510,9 +470,9 @@ func lacpBondMsg(adInfo bool, activeSlave int) []byte {
 		ad.AddRtAttr(unix.IFLA_BOND_AD_INFO_PARTNER_KEY, nl.Uint16Attr(15))
 		ad.AddRtAttr(unix.IFLA_BOND_AD_INFO_PARTNER_MAC, []byte{2, 0xfc, 0xce, 0x91, 0x32, 0x14})
 	}
-	return msgLink{index: 2, name: "bond0", flags: unix.IFF_UP | unix.IFF_LOWER_UP, mtu: 1500, oper: netlink.OperUp,
-		hwaddr: net.HardwareAddr{2, 0x1d, 0x22, 0xfd, 0x7e, 0x72}, linkinfo: li,
-		stats: &netlink.LinkStatistics64{RxBytes: 2000, TxBytes: 4000, RxPackets: 20, TxPackets: 40}}.bytes()
+	return nltest.Link{Index: 2, Name: "bond0", Flags: unix.IFF_UP | unix.IFF_LOWER_UP, MTU: 1500, Oper: netlink.OperUp,
+		HWAddr: net.HardwareAddr{2, 0x1d, 0x22, 0xfd, 0x7e, 0x72}, LinkInfo: li,
+		Stats: &netlink.LinkStatistics64{RxBytes: 2000, TxBytes: 4000, RxPackets: 20, TxPackets: 40}}.Bytes()
 }
 
 // lacpSlaveMsg is one slave of bond0; agg 0 means "no aggregator".
@@ -531,9 +491,9 @@ func lacpSlaveMsg(index int, name string, agg uint16, txBytes uint64) []byte {
 		d.AddRtAttr(unix.IFLA_BOND_SLAVE_AD_ACTOR_OPER_PORT_STATE, nl.Uint8Attr(61))
 		d.AddRtAttr(unix.IFLA_BOND_SLAVE_AD_PARTNER_OPER_PORT_STATE, nl.Uint16Attr(61))
 	}
-	return msgLink{index: index, name: name, flags: unix.IFF_UP | unix.IFF_LOWER_UP | unix.IFF_SLAVE, mtu: 1500,
-		oper: netlink.OperUp, master: 2, linkinfo: li,
-		stats: &netlink.LinkStatistics64{TxBytes: txBytes, TxPackets: txBytes / 100}}.bytes()
+	return nltest.Link{Index: index, Name: name, Flags: unix.IFF_UP | unix.IFF_LOWER_UP | unix.IFF_SLAVE, MTU: 1500,
+		Oper: netlink.OperUp, Master: 2, LinkInfo: li,
+		Stats: &netlink.LinkStatistics64{TxBytes: txBytes, TxPackets: txBytes / 100}}.Bytes()
 }
 
 // lacpTree is the sysfs and procfs of bond0 with slaves e1, e2 enslaved
@@ -663,7 +623,7 @@ func TestLiveBuildCache(t *testing.T) {
 	li.AddRtAttr(unix.IFLA_INFO_KIND, nl.ZeroTerminated("bond"))
 	d := li.AddRtAttr(unix.IFLA_INFO_DATA, nil)
 	d.AddRtAttr(unix.IFLA_BOND_MODE, nl.Uint8Attr(2))
-	old := msgLink{index: 2, name: "bond0", mtu: 1500, linkinfo: li}.bytes()
+	old := nltest.Link{Index: 2, Name: "bond0", MTU: 1500, LinkInfo: li}.Bytes()
 	delete(tree, "proc/net/bonding/bond0")
 	tree["sys/class/net/bond0/bonding/slaves"] = proc_([]byte("e1\n"))
 	tree["sys/class/net/bond0/bonding/mode"] = proc_([]byte("balance-xor 2\n"))
