@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"sync"
 	"syscall"
 	"time"
@@ -25,11 +26,27 @@ type Server struct {
 	// long while its control connection stays silent (DefaultIdleTimeout
 	// when 0): a client that hangs must not hold the server.
 	IdleTimeout time.Duration
-	// Logf, when set, receives one line per test and per refusal.
+	// Allow, when not empty, lists the only source addresses served:
+	// a connection from elsewhere is closed before a byte is read.
+	Allow []netip.Prefix
+	// MaxRate caps each test's data in bit/s, every stream and both
+	// directions together (0: no cap), as iperf3's
+	// --server-bitrate-limit: a client asking for more is refused, the
+	// server paces what it sends and reads, and a test that still
+	// exceeds it (UDP sent to the server) is ended with an error.
+	MaxRate uint64
+	// MaxPending bounds connections waiting for their cookie
+	// (DefaultMaxPending when 0), MaxPendingPerSource those from one
+	// address (DefaultMaxPendingPerSource); the rest are closed at once.
+	MaxPending, MaxPendingPerSource int
+	// Logf, when set, receives one line per test and per refusal;
+	// refusals and failed tests at a bounded rate.
 	Logf func(format string, args ...any)
 
-	mu  sync.Mutex
-	cur *serverTest // the running test, nil when idle
+	mu       sync.Mutex
+	cur      *serverTest // the running test, nil when idle
+	pending  *pendingGate
+	refusals *logLimiter
 }
 
 // Listen opens the server's TCP listener, with an error that says what to
@@ -57,8 +74,10 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string) error {
 }
 
 // Serve accepts connections on ln until ctx is done, then closes ln and
-// waits for the running test to end.
+// waits for the running test to end. Only a listener that fails for good
+// ends it early: running out of file descriptors or memory is waited out.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	s.init()
 	var wg sync.WaitGroup
 	stop := context.AfterFunc(ctx, func() { ln.Close() })
 	defer stop()
@@ -66,32 +85,92 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	// Accept order is the client's connect order: the streams' ids
 	// follow it, however the goroutines below are scheduled.
 	var seq uint64
+	failures := 0
 	for {
 		c, err := ln.Accept()
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				time.Sleep(10 * time.Millisecond)
-				continue
+			if !retryableAccept(err) {
+				return err
 			}
-			return err
+			wait := acceptBackoff(failures)
+			failures++
+			s.refusedf("accepting connections: %v; trying again in %v", err, wait)
+			select {
+			case <-time.After(wait):
+			case <-ctx.Done():
+				return nil
+			}
+			continue
+		}
+		failures = 0
+		from := remoteAddr(c)
+		if !allowed(s.Allow, from) {
+			c.Close()
+			s.refusedf("refused %s: not in --allow", c.RemoteAddr())
+			continue
+		}
+		release, why := s.pending.take(from)
+		if release == nil {
+			c.Close()
+			s.refusedf("refused %s: %s", c.RemoteAddr(), why)
+			continue
 		}
 		seq++
 		wg.Add(1)
 		go func(seq uint64) {
 			defer wg.Done()
-			s.handle(ctx, c, ln.Addr(), seq)
+			s.handle(ctx, c, ln.Addr(), seq, release)
 		}(seq)
 	}
+}
+
+// init sets up the admission state on first use.
+func (s *Server) init() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pending == nil {
+		s.pending = &pendingGate{
+			max:       cmpOr(s.MaxPending, DefaultMaxPending),
+			perSource: cmpOr(s.MaxPendingPerSource, DefaultMaxPendingPerSource),
+		}
+	}
+	if s.refusals == nil {
+		// Ten lines at once, then one every two seconds.
+		s.refusals = newLogLimiter(10, 2*time.Second)
+	}
+}
+
+func cmpOr(v, def int) int {
+	if v > 0 {
+		return v
+	}
+	return def
 }
 
 func (s *Server) logf(format string, args ...any) {
 	if s.Logf != nil {
 		s.Logf(format, args...)
 	}
+}
+
+// refusedf logs a refusal or a failed test through the rate limit, with
+// the count of lines it held back before.
+func (s *Server) refusedf(format string, args ...any) {
+	if s.Logf == nil {
+		return
+	}
+	ok, dropped := s.refusals.allow(time.Now())
+	if !ok {
+		return
+	}
+	if dropped > 0 {
+		format += " (and %d more refusals or failures not logged)"
+		args = append(args, dropped)
+	}
+	s.Logf(format, args...)
 }
 
 func (s *Server) stepTimeout() time.Duration {
@@ -122,11 +201,14 @@ func (s *Server) maxDuration() time.Duration {
 // handle reads a new connection's cookie and makes it the control
 // connection of a new test, a data stream of the running one, or refuses
 // it. Reading the cookie happens here, in the connection's goroutine, so a
-// silent connection holds nothing but itself.
-func (s *Server) handle(ctx context.Context, c net.Conn, local net.Addr, seq uint64) {
+// silent connection holds nothing but itself and its place among the
+// pending ones, given back by release.
+func (s *Server) handle(ctx context.Context, c net.Conn, local net.Addr, seq uint64, release func()) {
 	c.SetDeadline(time.Now().Add(s.stepTimeout()))
 	var cookie [cookieSize]byte
-	if _, err := io.ReadFull(c, cookie[:]); err != nil || !validCookie(cookie[:]) {
+	_, err := io.ReadFull(c, cookie[:])
+	release()
+	if err != nil || !validCookie(cookie[:]) {
 		c.Close()
 		return
 	}
@@ -135,13 +217,14 @@ func (s *Server) handle(ctx context.Context, c net.Conn, local net.Addr, seq uin
 	switch {
 	case cur != nil && cur.cookie == cookie:
 		s.mu.Unlock()
-		if !cur.offerStream(c, seq) {
+		if why := cur.offerStream(c, seq); why != "" {
+			s.refusedf("refused %s: %s", c.RemoteAddr(), why)
 			deny(c)
 		}
 		return
 	case cur != nil:
 		s.mu.Unlock()
-		s.logf("refused %s: busy with the test from %s", c.RemoteAddr(), cur.peer)
+		s.refusedf("refused %s: busy with the test from %s", c.RemoteAddr(), cur.peer)
 		deny(c)
 		return
 	}

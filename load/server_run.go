@@ -13,7 +13,8 @@ func (t *serverTest) runStreams(ctx context.Context) error {
 	stop := make(chan struct{})
 	m := mover{
 		block:    t.block,
-		rate:     t.rate,
+		rate:     t.sendRate(),
+		readRate: t.streamCap,
 		udp64:    t.udp64,
 		stop:     stop,
 		sendBuf:  payload(t.block),
@@ -45,9 +46,15 @@ func (t *serverTest) runStreams(ctx context.Context) error {
 	}()
 	var msg ctrlMsg
 	idle := ""
-	watch := time.NewTicker(max(t.srv.idleTimeout()/4, 10*time.Millisecond))
+	var overRate *refusal
+	watch := time.NewTicker(max(min(t.srv.idleTimeout()/4, rateCheckEvery), 10*time.Millisecond))
 	defer watch.Stop()
-	lastMoved, lastTotal := time.Now(), uint64(0)
+	// Idle is measured from the last whole block or datagram moved, not
+	// the last byte: a client trickling a byte now and then must not hold
+	// the server for the test's whole duration.
+	unit := uint64(max(t.block, 1))
+	lastMoved, lastUnits := time.Now(), uint64(0)
+	rates := rateWindow{limit: t.streamCap * uint64(t.receivers()), slack: 2 * unit}
 wait:
 	for {
 		select {
@@ -61,13 +68,18 @@ wait:
 			switch {
 			case alive == 0:
 				idle = "the client closed every stream without ending the test"
-			case total != lastTotal:
-				lastMoved, lastTotal = now, total
+			case total/unit != lastUnits:
+				lastMoved, lastUnits = now, total/unit
 			case now.Sub(lastMoved) >= t.srv.idleTimeout():
 				idle = fmt.Sprintf("no data moved for %v", t.srv.idleTimeout())
 			}
 			if idle != "" {
 				msg.st = stServerTerminate
+				break wait
+			}
+			if over := rates.add(now, t.received()); over > 0 {
+				overRate = &refusal{code: ieTotalRate, what: fmt.Sprintf("ended: the client sent %s, above this server's %s per test (--max-rate)",
+					formatRate(over), formatRate(float64(t.srv.MaxRate)))}
 				break wait
 			}
 		}
@@ -88,6 +100,8 @@ wait:
 	// reads why they closed.
 	var ended error
 	switch {
+	case overRate != nil:
+		ended = overRate
 	case idle != "":
 		ended = fmt.Errorf("ended: %s", idle)
 	case msg.st == stServerTerminate && msg.err == nil:
@@ -95,7 +109,9 @@ wait:
 	case msg.err != nil && isTimeout(msg.err):
 		ended = fmt.Errorf("ended after %v, the most this server allows (bondtop serve's maximum duration)", limit.Round(time.Second))
 	}
-	if ended != nil {
+	if overRate != nil {
+		t.sendRefusal(overRate)
+	} else if ended != nil {
 		t.ctl.writeState(stServerTerminate)
 	}
 	// As iperf3: the streams close at TEST_END, before the results, so a
@@ -134,6 +150,65 @@ func (t *serverTest) progress() (total uint64, alive int) {
 		}
 	}
 	return total, alive
+}
+
+// received is the bytes the server's receiving streams took so far.
+func (t *serverTest) received() uint64 {
+	var n uint64
+	for _, st := range t.streams {
+		if !st.sender {
+			n += st.bytes.Load()
+		}
+	}
+	return n
+}
+
+// receivers is the number of streams on which the server receives.
+func (t *serverTest) receivers() int {
+	if t.direction == Receive {
+		return 0
+	}
+	return t.streamsN
+}
+
+// rateCheckEvery is how often a capped test's received bytes are
+// checked, and rateWindow how far back the check looks.
+const (
+	rateCheckEvery = 250 * time.Millisecond
+	rateWindowSpan = 2 * time.Second
+)
+
+// rateWindow tells whether what a test received over the last
+// rateWindowSpan exceeds its cap (with a tenth and slack bytes of
+// tolerance for bursts). A zero limit checks nothing.
+type rateWindow struct {
+	limit uint64 // bit/s
+	slack uint64 // bytes
+	at    []time.Time
+	total []uint64
+}
+
+// add notes the received total at now and returns the rate in bit/s
+// over the window when it is above the cap, 0 otherwise.
+func (w *rateWindow) add(now time.Time, total uint64) float64 {
+	if w.limit == 0 {
+		return 0
+	}
+	w.at, w.total = append(w.at, now), append(w.total, total)
+	// Drop samples while the next one still spans the window.
+	for len(w.at) > 2 && now.Sub(w.at[1]) >= rateWindowSpan {
+		w.at, w.total = w.at[1:], w.total[1:]
+	}
+	span := now.Sub(w.at[0])
+	if span < rateWindowSpan {
+		return 0
+	}
+	moved := total - w.total[0]
+	allowed := float64(w.limit)/8*span.Seconds()*1.1 + float64(w.slack)
+	if float64(moved) <= allowed {
+		return 0
+	}
+	return float64(moved) * 8 / span.Seconds()
 }
 
 func (t *serverTest) omittedSet(i int, v uint64) {

@@ -18,11 +18,15 @@ import (
 // serverTest is one test on the server side, run by the goroutine of its
 // control connection.
 type serverTest struct {
-	srv    *Server
-	ctl    *ctrl
-	peer   net.Addr
-	local  net.Addr
-	cookie [cookieSize]byte
+	srv   *Server
+	ctl   *ctrl
+	peer  net.Addr
+	local net.Addr
+	// peerAddr is the control connection's source address: data streams
+	// and UDP hellos from any other address are not this test's, so a
+	// test never sends to a host that did not ask for it.
+	peerAddr netip.Addr
+	cookie   [cookieSize]byte
 
 	// Parameters from the client.
 	udp       bool
@@ -33,6 +37,11 @@ type serverTest struct {
 	direction Direction // the client's point of view
 	block     int
 	rate      uint64
+	// streamCap is the server's --max-rate share of each stream in bit/s
+	// (0: no cap): what it sends and reads on it is paced at most there.
+	streamCap uint64
+	// refused is set once a SERVER_ERROR went out, so it goes once.
+	refused bool
 
 	// incoming receives data connections while CREATE_STREAMS lasts.
 	mu        sync.Mutex
@@ -53,6 +62,7 @@ func newServerTest(srv *Server, c net.Conn, cookie [cookieSize]byte, local net.A
 		srv:      srv,
 		ctl:      &ctrl{c: c, timeout: srv.stepTimeout(), maxJSON: maxJSONServer},
 		peer:     c.RemoteAddr(),
+		peerAddr: remoteAddr(c),
 		local:    local,
 		cookie:   cookie,
 		incoming: make(chan *stream, 2*MaxStreams),
@@ -60,20 +70,24 @@ func newServerTest(srv *Server, c net.Conn, cookie [cookieSize]byte, local net.A
 }
 
 // offerStream hands a TCP data connection that sent this test's cookie
-// to the test; false when the test is not taking streams.
-func (t *serverTest) offerStream(c net.Conn, seq uint64) bool {
+// to the test; it says why not when the test is not taking streams or
+// the connection comes from another address than the test's client.
+func (t *serverTest) offerStream(c net.Conn, seq uint64) (refused string) {
+	if from := remoteAddr(c); from != t.peerAddr {
+		return fmt.Sprintf("a data stream of the test from %s, from another address", t.peer)
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if !t.accepting {
-		return false
+		return "a data stream after the test's streams were complete"
 	}
 	st := newStream(0, false, false)
 	st.conn, st.seq = c, seq
 	select {
 	case t.incoming <- st:
-		return true
+		return ""
 	default:
-		return false
+		return "more data streams than the test asked for"
 	}
 }
 
@@ -91,16 +105,25 @@ func (t *serverTest) run(ctx context.Context) {
 	err := t.session(ctx)
 	var r *refusal
 	if errors.As(err, &r) {
-		t.ctl.writeState(stServerError)
-		var b [8]byte
-		binary.BigEndian.PutUint32(b[0:], uint32(r.code))
-		binary.BigEndian.PutUint32(b[4:], uint32(r.errno))
-		t.ctl.deadline(0)
-		t.ctl.c.Write(b[:])
+		t.sendRefusal(r)
 	}
 	if err != nil {
-		t.srv.logf("test from %s: %v", t.peer, err)
+		t.srv.refusedf("test from %s: %v", t.peer, err)
 	}
+}
+
+// sendRefusal sends SERVER_ERROR with r's code, once per test.
+func (t *serverTest) sendRefusal(r *refusal) {
+	if t.refused {
+		return
+	}
+	t.refused = true
+	t.ctl.writeState(stServerError)
+	var b [8]byte
+	binary.BigEndian.PutUint32(b[0:], uint32(r.code))
+	binary.BigEndian.PutUint32(b[4:], uint32(r.errno))
+	t.ctl.deadline(0)
+	t.ctl.c.Write(b[:])
 }
 
 func (t *serverTest) closeAll() {
@@ -211,7 +234,33 @@ func (t *serverTest) accept(p *peerParams) error {
 		// iperf3's default.
 		t.rate = defaultUDPRate
 	}
+	return t.capRate()
+}
+
+// capRate applies the server's --max-rate: a client that asks for more
+// is refused in words; one that asks for nothing in particular (TCP's
+// default, UDP's -b 0) gets its share, each stream paced at the cap
+// divided among all of the test's streams.
+func (t *serverTest) capRate() error {
+	limit := t.srv.MaxRate
+	if limit == 0 {
+		return nil
+	}
+	n := uint64(t.total())
+	if t.rate > 0 && float64(t.rate)*float64(n) > float64(limit) {
+		return &refusal{code: ieTotalRate, what: fmt.Sprintf("%d streams at %s asked for; this server allows at most %s per test (--max-rate)",
+			n, formatRate(float64(t.rate)), formatRate(float64(limit)))}
+	}
+	t.streamCap = max(limit/n, 1)
 	return nil
+}
+
+// sendRate is what the server sends on each of its streams at most.
+func (t *serverTest) sendRate() uint64 {
+	if t.streamCap > 0 && (t.rate == 0 || t.rate > t.streamCap) {
+		return t.streamCap
+	}
+	return t.rate
 }
 
 func max1(n int) int {
@@ -319,6 +368,12 @@ func (t *serverTest) udpLoop(uc *net.UDPConn) {
 			continue
 		}
 		from = netip.AddrPortFrom(from.Addr().Unmap(), from.Port())
+		if from.Addr() != t.peerAddr {
+			// Not the test's client: answering it, or sending it a
+			// reverse test's data, would make this server reflect
+			// traffic onto a host that never asked for it.
+			continue
+		}
 		if t.running.Load() {
 			if st := t.byPeer[from]; st != nil && !st.sender {
 				st.gotDatagram(buf[:n], time.Now(), t.udp64)

@@ -59,9 +59,12 @@ const recvBuffer = 256 << 10
 // mover is the loop that moves a stream's data until stop is closed (the
 // sender) or the peer ends (the receiver).
 type mover struct {
-	block    int
-	rate     uint64 // bit/s, 0 = as fast as the path allows
-	udp64    bool   // 64-bit UDP sequence numbers
+	block int
+	rate  uint64 // bit/s, 0 = as fast as the path allows
+	// readRate paces a TCP receiver's reads (bit/s, 0 = unpaced): TCP's
+	// flow control then holds the sender to it.
+	readRate uint64
+	udp64    bool // 64-bit UDP sequence numbers
 	stop     <-chan struct{}
 	sendBuf  []byte
 	recvSize int
@@ -159,9 +162,14 @@ func (m *mover) sendTCP(s *stream) error {
 }
 
 func (m *mover) recvTCP(s *stream) error {
-	buf := make([]byte, m.recvSize)
+	buf := make([]byte, pacedBlock(m.recvSize, m.readRate))
+	var got uint64
 	for {
+		if !pace(s.start, got, m.readRate, m.stop) {
+			return nil
+		}
 		n, err := s.conn.Read(buf)
+		got += uint64(n)
 		s.bytes.Add(uint64(n))
 		if err != nil {
 			return err
