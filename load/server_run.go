@@ -111,6 +111,14 @@ wait:
 	}
 	if overRate != nil {
 		t.sendRefusal(overRate)
+		// The streams stay open until the client has read why (it
+		// closes the control connection), or a second: closed at once,
+		// a sending client's next write fails first and hides the
+		// reason.
+		select {
+		case <-msgs:
+		case <-time.After(time.Second):
+		}
 	} else if ended != nil {
 		t.ctl.writeState(stServerTerminate)
 	}

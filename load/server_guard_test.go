@@ -1,0 +1,404 @@
+package load
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// dialFrom connects to the server's port from a given loopback address
+// (anything in 127.0.0.0/8 is this host).
+func dialFrom(t *testing.T, src string, port uint16) net.Conn {
+	t.Helper()
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}, Timeout: 5 * time.Second}
+	c, err := d.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+	if err != nil {
+		t.Fatalf("connecting from %s: %v", src, err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// closedAtOnce says whether the server closed c without sending a byte,
+// within a second.
+func closedAtOnce(c net.Conn) error {
+	c.SetReadDeadline(time.Now().Add(time.Second))
+	var b [1]byte
+	n, err := c.Read(b[:])
+	switch {
+	case n > 0:
+		return fmt.Errorf("the server sent %#x", b[0])
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return errors.New("still open after a second")
+	case err == nil:
+		return errors.New("read nothing and no error")
+	}
+	return nil // io.EOF or a reset
+}
+
+// heldOpen says whether c is still open (the server waits for its cookie).
+func heldOpen(c net.Conn) bool {
+	c.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+	var b [1]byte
+	_, err := c.Read(b[:])
+	return errors.Is(err, os.ErrDeadlineExceeded)
+}
+
+// lineLog collects the server's log lines.
+type lineLog struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *lineLog) logf(format string, args ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lines = append(l.lines, fmt.Sprintf(format, args...))
+}
+
+func (l *lineLog) count(sub string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, s := range l.lines {
+		if strings.Contains(s, sub) {
+			n++
+		}
+	}
+	return n
+}
+
+// Connections waiting for their cookie are bounded per source and in
+// all: beyond either bound a connection is closed at once, the refusals
+// are logged at a bounded rate, and once the flood ends a real iperf3
+// test runs.
+func TestServerBoundsPendingConnections(t *testing.T) {
+	var log lineLog
+	srv := &Server{MaxPending: 20, MaxPendingPerSource: 5, Logf: log.logf}
+	port := startServer(t, srv)
+	var held []net.Conn
+	for i := range 5 {
+		c := dialFrom(t, "127.0.0.1", port)
+		if !heldOpen(c) {
+			t.Fatalf("connection %d from 127.0.0.1 closed below the bound", i+1)
+		}
+		held = append(held, c)
+	}
+	if err := closedAtOnce(dialFrom(t, "127.0.0.1", port)); err != nil {
+		t.Fatalf("6th connection from 127.0.0.1 (bound 5): %v", err)
+	}
+	// One address at its bound keeps no one else out.
+	if out, err := runIperf3Client(t, port, "-t", "1", "-B", "127.0.0.7"); err != nil {
+		t.Fatalf("iperf3 from 127.0.0.7 while 127.0.0.1 floods: %v\n%s", err, out)
+	}
+	for _, src := range []string{"127.0.0.2", "127.0.0.3", "127.0.0.4"} {
+		for range 5 {
+			held = append(held, dialFrom(t, src, port))
+		}
+	}
+	for i, c := range held[5:] {
+		if !heldOpen(c) {
+			t.Fatalf("connection %d from %s closed below the bounds", i+1, c.LocalAddr())
+		}
+	}
+	if err := closedAtOnce(dialFrom(t, "127.0.0.5", port)); err != nil {
+		t.Fatalf("21st connection (bound 20, first from 127.0.0.5): %v", err)
+	}
+	// A burst of refusals: the log gets a bounded number of lines.
+	for range 100 {
+		dialFrom(t, "127.0.0.6", port).Close()
+	}
+	time.Sleep(200 * time.Millisecond)
+	if n := log.count("refused"); n < 2 || n > 12 {
+		t.Errorf("%d refusal lines for 102 refusals in a moment; want the limiter's burst (10)", n)
+	}
+	// The flood ends; a real client gets its test.
+	for _, c := range held {
+		c.Close()
+	}
+	time.Sleep(100 * time.Millisecond)
+	if out, err := runIperf3Client(t, port, "-t", "1"); err != nil {
+		t.Fatalf("iperf3 after the flood: %v\n%s", err, out)
+	}
+}
+
+// --allow: a client from elsewhere is closed before the server reads or
+// sends a byte; one from inside gets its test.
+func TestServerAllow(t *testing.T) {
+	srv := &Server{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.2/32")}}
+	port := startServer(t, srv)
+	c := dialFrom(t, "127.0.0.1", port)
+	cookie := newCookie()
+	c.Write(cookie[:])
+	if err := closedAtOnce(c); err != nil {
+		t.Fatalf("a client outside --allow: %v", err)
+	}
+	out, err := runIperf3Client(t, port, "-t", "1")
+	if err == nil {
+		t.Fatalf("iperf3 from 127.0.0.1 outside --allow 127.0.0.2/32 ran a test:\n%s", out)
+	}
+	out, err = runIperf3Client(t, port, "-t", "1", "-B", "127.0.0.2")
+	if err != nil {
+		t.Fatalf("iperf3 from 127.0.0.2, inside --allow: %v\n%s", err, out)
+	}
+}
+
+func TestAllowed(t *testing.T) {
+	allow := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/24"), netip.MustParsePrefix("fd00::/64")}
+	for addr, want := range map[string]bool{
+		"10.0.0.7": true, "10.0.1.7": false, "::ffff:10.0.0.7": true,
+		"fd00::1": true, "fd00:0:0:1::1": false, "192.0.2.1": false,
+	} {
+		if got := allowed(allow, netip.MustParseAddr(addr)); got != want {
+			t.Errorf("allowed(%s) = %v, want %v", addr, got, want)
+		}
+	}
+	if !allowed(nil, netip.MustParseAddr("192.0.2.1")) {
+		t.Error("an empty list refuses")
+	}
+}
+
+// One IPv6 host has a /64: its addresses share one bound.
+func TestPendingGateIPv6Prefix(t *testing.T) {
+	g := &pendingGate{max: 10, perSource: 2}
+	for _, a := range []string{"2001:db8::1", "2001:db8::2"} {
+		if r, why := g.take(netip.MustParseAddr(a)); r == nil {
+			t.Fatalf("%s: %s", a, why)
+		}
+	}
+	if r, _ := g.take(netip.MustParseAddr("2001:db8::ffff:3")); r != nil {
+		t.Error("a third address of one /64 passed a bound of 2")
+	}
+	r, why := g.take(netip.MustParseAddr("2001:db8:0:1::1"))
+	if r == nil {
+		t.Fatalf("another /64: %s", why)
+	}
+	r()
+	r() // a second release changes nothing
+	if g.total != 2 {
+		t.Errorf("total %d after a double release, want 2", g.total)
+	}
+}
+
+func TestRetryableAccept(t *testing.T) {
+	emfile := &net.OpError{Op: "accept", Net: "tcp", Err: os.NewSyscallError("accept4", syscall.EMFILE)}
+	if !retryableAccept(emfile) {
+		t.Error("EMFILE ends the server")
+	}
+	if retryableAccept(net.ErrClosed) {
+		t.Error("a closed listener is retried")
+	}
+	if acceptBackoff(0) != 5*time.Millisecond || acceptBackoff(100) != time.Second {
+		t.Errorf("backoff %v .. %v, want 5ms .. 1s", acceptBackoff(0), acceptBackoff(100))
+	}
+}
+
+func TestLogLimiter(t *testing.T) {
+	l := newLogLimiter(3, time.Second)
+	now := time.Unix(1000, 0)
+	passed := 0
+	for range 10 {
+		if ok, _ := l.allow(now); ok {
+			passed++
+		}
+	}
+	if passed != 3 {
+		t.Fatalf("%d of 10 lines at once passed, want the burst of 3", passed)
+	}
+	ok, dropped := l.allow(now.Add(1500 * time.Millisecond))
+	if !ok || dropped != 7 {
+		t.Errorf("after 1.5s: ok %v, dropped %d; want a line saying 7 were held back", ok, dropped)
+	}
+}
+
+// A client that trickles a byte at a time into its data stream does not
+// hold the server: idle counts whole blocks, so the test ends at the idle
+// timeout however often a byte comes.
+func TestServerIdleIgnoresTrickle(t *testing.T) {
+	srv := &Server{IdleTimeout: time.Second, StepTimeout: 5 * time.Second}
+	port := startServer(t, srv)
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	ctl, cookie := openTest(t, addr, params{TCP: true, Time: 30, Parallel: 1, Len: 128 << 10})
+	d := dialFrom(t, "127.0.0.1", port)
+	d.Write(cookie[:])
+	for _, want := range []state{stTestStart, stTestRunning} {
+		if st, err := ctl.readState(0); err != nil || st != want {
+			t.Fatalf("got %v, %v; want %v", st, err, want)
+		}
+	}
+	start := time.Now()
+	go func() {
+		for range 50 {
+			if _, err := d.Write([]byte{'x'}); err != nil {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}()
+	st, err := ctl.readState(10 * time.Second)
+	if err != nil || st != stServerTerminate {
+		t.Fatalf("got %v, %v after %v; want SERVER_TERMINATE at the idle timeout", st, err, time.Since(start))
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("a trickle held the server %v with a 1s idle timeout", took)
+	}
+}
+
+// openTest speaks the protocol as a client up to CREATE_STREAMS and
+// returns the control connection and the test's cookie.
+func openTest(t *testing.T, addr string, p params) (*ctrl, [cookieSize]byte) {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	ctl := &ctrl{c: c, timeout: 5 * time.Second, maxJSON: maxJSONClient}
+	cookie := newCookie()
+	c.Write(cookie[:])
+	if st, err := ctl.readState(0); err != nil || st != stParamExchange {
+		t.Fatalf("got %v, %v; want PARAM_EXCHANGE", st, err)
+	}
+	ctl.writeJSON(p)
+	if st, err := ctl.readState(0); err != nil || st != stCreateStreams {
+		t.Fatalf("got %v, %v; want CREATE_STREAMS", st, err)
+	}
+	return ctl, cookie
+}
+
+// A reverse UDP test sends only to the control connection's address: a
+// hello from another address gets no answer and no data, and a TCP data
+// stream from there is denied. The test's own client gets its data, so
+// the check can fail.
+func TestServerUDPNoReflection(t *testing.T) {
+	var log lineLog
+	port := startServer(t, &Server{StepTimeout: 5 * time.Second, Logf: log.logf})
+	server := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: int(port)}
+	ctl, cookie := openTest(t, server.String(), params{UDP: true, Time: 2, Parallel: 1, Reverse: true, Bandwidth: 20e6, Len: 1400})
+
+	victim, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 5)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer victim.Close()
+	var victimGot int64
+	victimDone := make(chan struct{})
+	go func() {
+		defer close(victimDone)
+		buf := make([]byte, 64<<10)
+		for {
+			victim.SetReadDeadline(time.Now().Add(4 * time.Second))
+			n, _, err := victim.ReadFromUDP(buf)
+			if err != nil {
+				return
+			}
+			victimGot += int64(n)
+		}
+	}()
+	// The forged hello first, from another address, then a TCP data
+	// stream with the cookie from there.
+	victim.WriteToUDP([]byte(udpConnectMsg), server)
+	time.Sleep(100 * time.Millisecond)
+	stray := dialFrom(t, "127.0.0.5", port)
+	stray.Write(cookie[:])
+	stray.SetReadDeadline(time.Now().Add(2 * time.Second))
+	if b, _ := io.ReadAll(stray); len(b) != 1 || b[0] != 0xff {
+		t.Errorf("a data stream from 127.0.0.5 got %x; want ACCESS_DENIED", b)
+	}
+
+	// The real client's hello, from the control connection's address.
+	own, err := net.DialUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)}, server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer own.Close()
+	own.Write([]byte(udpConnectMsg))
+	own.SetReadDeadline(time.Now().Add(5 * time.Second))
+	buf := make([]byte, 64<<10)
+	if n, err := own.Read(buf); err != nil || string(buf[:n]) != udpConnectReply {
+		t.Fatalf("own hello: %q, %v; want the reply", buf[:n], err)
+	}
+	for _, want := range []state{stTestStart, stTestRunning} {
+		if st, err := ctl.readState(0); err != nil || st != want {
+			t.Fatalf("got %v, %v; want %v", st, err, want)
+		}
+	}
+	var ownGot int64
+	deadline := time.Now().Add(2 * time.Second)
+	for time.Now().Before(deadline) {
+		own.SetReadDeadline(deadline)
+		n, err := own.Read(buf)
+		if err != nil {
+			break
+		}
+		ownGot += int64(n)
+	}
+	ctl.writeState(stTestEnd)
+	<-victimDone
+	if ownGot < 1e6 {
+		t.Errorf("the test's own client got %d bytes in 2 s at 20 Mbit/s", ownGot)
+	}
+	if victimGot != 0 {
+		t.Errorf("127.0.0.5, which only sent a hello, received %d bytes", victimGot)
+	}
+	if log.count("from another address") == 0 {
+		t.Error("the stray data stream was not logged")
+	}
+}
+
+// --max-rate caps a real iperf3 test: a reverse test (the server sends)
+// and a forward TCP test (the server reads at the cap) stay under it, a
+// client asking for more is refused in words, and one that sends UDP
+// above it is stopped with an error.
+func TestServerMaxRate(t *testing.T) {
+	const limit = 40e6
+	var log lineLog
+	port := startServer(t, &Server{MaxRate: limit, Logf: log.logf})
+	for _, args := range [][]string{{"-R"}, {"-R", "-P", "4"}, {}, {"--bidir"}} {
+		out, err := runIperf3Client(t, port, append(args, "-t", "3", "-J")...)
+		if err != nil {
+			t.Fatalf("iperf3 %v: %v\n%s", args, err, out)
+		}
+		var r struct {
+			End struct {
+				SumReceived struct {
+					BitsPerSecond num `json:"bits_per_second"`
+				} `json:"sum_received"`
+				SumReceivedBidir struct {
+					BitsPerSecond num `json:"bits_per_second"`
+				} `json:"sum_received_bidir_reverse"`
+			} `json:"end"`
+		}
+		if err := decodeLenient([]byte(out), &r); err != nil {
+			t.Fatal(err)
+		}
+		got := float64(r.End.SumReceived.BitsPerSecond + r.End.SumReceivedBidir.BitsPerSecond)
+		t.Logf("iperf3 %v under --max-rate 40M: %.1f Mbit/s", args, got/1e6)
+		if got > limit*1.05 || got < limit*0.5 {
+			t.Errorf("iperf3 %v: %.1f Mbit/s received, want at most (and near) 40", args, got/1e6)
+		}
+	}
+	out, err := runIperf3Client(t, port, "-R", "-b", "30M", "-P", "2", "-t", "1")
+	if err == nil || !strings.Contains(out, "server limit") {
+		t.Errorf("2 streams at 30M under a 40M cap: %v\n%s\nwant the server's refusal", err, out)
+	}
+	start := time.Now()
+	out, err = runIperf3Client(t, port, "-u", "-b", "0", "-t", "20")
+	if err == nil || !strings.Contains(out, "server limit") {
+		t.Errorf("UDP without a rate: %v\n%s\nwant the test ended by the server's limit", err, out)
+	}
+	if took := time.Since(start); took > 8*time.Second {
+		t.Errorf("UDP above the cap ran %v before it was stopped", took)
+	}
+	if log.count("--max-rate") < 2 {
+		t.Error("the refusal and the stop were not logged")
+	}
+}
