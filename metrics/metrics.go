@@ -9,8 +9,11 @@ package metrics
 
 import (
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -27,7 +30,11 @@ const namespace = "bondtop"
 // is immutable, so an atomic pointer is all the locking needed.
 type Exporter struct {
 	latest atomic.Pointer[collector.Snapshot]
-	reg    *prometheus.Registry
+	// failing is set while reads of the source fail; readErrors counts
+	// every failed read.
+	failing    atomic.Bool
+	readErrors atomic.Uint64
+	reg        *prometheus.Registry
 }
 
 // New returns an Exporter registered in a registry of its own, with the
@@ -39,7 +46,18 @@ func New() *Exporter {
 }
 
 // Update makes snap the one the next scrape reports.
-func (e *Exporter) Update(snap *collector.Snapshot) { e.latest.Store(snap) }
+func (e *Exporter) Update(snap *collector.Snapshot) {
+	e.latest.Store(snap)
+	e.failing.Store(false)
+}
+
+// ReadFailed notes a failed read of the source. Until a read succeeds
+// again, scrapes say so (bondtop_read_success 0) and carry no bond
+// metrics: the last good ones would be stale values passed off as now.
+func (e *Exporter) ReadFailed() {
+	e.readErrors.Add(1)
+	e.failing.Store(true)
+}
 
 // Handler serves /metrics.
 func (e *Exporter) Handler() http.Handler {
@@ -70,6 +88,11 @@ var (
 		"802.3ad: 1 when the bond has no active aggregator (it sends nothing).", bondLabels, nil)
 	descBondPresent = prometheus.NewDesc(namespace+"_bond_present",
 		"1 for a bond that exists; 0 for a followed bond that vanished.", bondLabels, nil)
+
+	descReadSuccess = prometheus.NewDesc(namespace+"_read_success",
+		"1 when the latest read of the host (or --root tree) succeeded; 0 when it failed, and then no bond metrics are served.", nil, nil)
+	descReadErrors = prometheus.NewDesc(namespace+"_read_errors_total",
+		"Reads of the host (or --root tree) that failed.", nil, nil)
 
 	descSlaveUp = prometheus.NewDesc(namespace+"_slave_up",
 		"1 when the slave's MII status is up.", slaveLabels, nil)
@@ -124,7 +147,13 @@ var bondCounterDescs, slaveCounterDescs = func() ([]*prometheus.Desc, []*prometh
 // Collect implements prometheus.Collector.
 func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 	snap := e.latest.Load()
-	if snap == nil {
+	failing := e.failing.Load()
+	if snap == nil && !failing {
+		return
+	}
+	ch <- gauge(descReadSuccess, boolValue(!failing))
+	ch <- counter(descReadErrors, float64(e.readErrors.Load()))
+	if failing {
 		return
 	}
 	for _, name := range snap.Missing {
@@ -219,11 +248,28 @@ func counters(ch chan<- prometheus.Metric, descs []*prometheus.Desc, t *collecto
 }
 
 func gauge(d *prometheus.Desc, v float64, labels ...string) prometheus.Metric {
-	return prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	return prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, validLabels(labels)...)
 }
 
 func counter(d *prometheus.Desc, v float64, labels ...string) prometheus.Metric {
-	return prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, labels...)
+	return prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, validLabels(labels)...)
+}
+
+// validLabels replaces bytes that are not UTF-8 in label values with
+// U+FFFD. Linux takes any bytes as an interface name, and a --root tree
+// may hold anything; Prometheus takes only UTF-8, and one invalid value
+// would otherwise cost the whole scrape.
+func validLabels(labels []string) []string {
+	out := labels
+	for i, l := range labels {
+		if !utf8.ValidString(l) {
+			if &out[0] == &labels[0] {
+				out = slices.Clone(labels) // the caller's slice stays as it was
+			}
+			out[i] = strings.ToValidUTF8(l, "\uFFFD")
+		}
+	}
+	return out
 }
 
 func boolValue(b bool) float64 {

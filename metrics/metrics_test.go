@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/collector"
 )
 
@@ -135,5 +136,59 @@ func TestVanishedBondIsReported(t *testing.T) {
 	e.Update(&collector.Snapshot{Missing: []string{"bond7"}})
 	if got := find(t, scrape(t, e), "bondtop_bond_present", map[string]string{"bond": "bond7"}); got != 0 {
 		t.Fatalf("present = %v", got)
+	}
+}
+
+// A bond or slave name that is not UTF-8 (Linux allows any bytes) gets
+// its invalid bytes replaced, and costs neither its own metrics nor the
+// others'.
+func TestInvalidUTF8Labels(t *testing.T) {
+	odd, good := "bond\xff\xfe", "bond0"
+	up := "up"
+	snap := &collector.Snapshot{Bonds: []collector.BondSample{
+		{Bond: bonding.Bond{Name: odd, MIIStatus: &up}, Slaves: []collector.SlaveSample{{Slave: bonding.Slave{Name: "eth\xc3", MIIStatus: &up}}}},
+		{Bond: bonding.Bond{Name: good, MIIStatus: &up}},
+	}}
+	e := New()
+	e.Update(snap)
+	fams := scrape(t, e)
+	if got := find(t, fams, "bondtop_bond_up", map[string]string{"bond": good}); got != 1 {
+		t.Errorf("%s up = %v", good, got)
+	}
+	if got := find(t, fams, "bondtop_bond_up", map[string]string{"bond": "bond\uFFFD"}); got != 1 {
+		t.Errorf("the odd bond's up = %v", got)
+	}
+	find(t, fams, "bondtop_slave_up", map[string]string{"bond": "bond\uFFFD", "slave": "eth\uFFFD"})
+	if snap.Bonds[0].Name != odd {
+		t.Error("the snapshot was changed")
+	}
+}
+
+// A failed read shows as bondtop_read_success 0 and a counted error, with
+// no stale bond metrics; the next good read brings them back.
+func TestReadFailureIsAMetric(t *testing.T) {
+	up := "up"
+	snap := &collector.Snapshot{Bonds: []collector.BondSample{{Bond: bonding.Bond{Name: "bond0", MIIStatus: &up}}}}
+	e := New()
+	e.Update(snap)
+	if got := find(t, scrape(t, e), "bondtop_read_success", nil); got != 1 {
+		t.Fatalf("read_success %v after a good read", got)
+	}
+	e.ReadFailed()
+	e.ReadFailed()
+	fams := scrape(t, e)
+	if got := find(t, fams, "bondtop_read_success", nil); got != 0 {
+		t.Errorf("read_success %v after a failed read", got)
+	}
+	if got := find(t, fams, "bondtop_read_errors_total", nil); got != 2 {
+		t.Errorf("read_errors_total %v, want 2", got)
+	}
+	if fams["bondtop_bond_up"] != nil {
+		t.Error("stale bond metrics served after a failed read")
+	}
+	e.Update(snap)
+	fams = scrape(t, e)
+	if got := find(t, fams, "bondtop_bond_up", map[string]string{"bond": "bond0"}); got != 1 || find(t, fams, "bondtop_read_success", nil) != 1 {
+		t.Error("a good read did not bring the metrics back")
 	}
 }
