@@ -41,7 +41,8 @@ Usage:
                                      the same for flows on standard input (planning)
   bondtop load HOST[:PORT] [flags]   an iperf3 test to HOST, streams placed on slaves
                                      (bondtop load -h for its flags)
-  bondtop serve [--listen ADDR:PORT] an iperf3 server (default :5201) for iperf3 -c
+  bondtop serve [--listen ADDR:PORT] an iperf3 server for iperf3 -c (default :5201,
+                                     every address: see --allow in bondtop serve -h)
 
 Modes:
   --once                 two samples one interval apart, then exit
@@ -51,7 +52,9 @@ Modes:
 Flags:
   --demo                 a simulated host with two bonds (no root, no bond needed)
   --listen ADDR:PORT     serve Prometheus metrics on http://ADDR:PORT/metrics,
-                         beside the dashboard or any other mode
+                         beside the dashboard or any other mode (":9843" is
+                         every address of this host; 127.0.0.1:9843 or
+                         10.0.0.5:9843 only that one)
   --headless             with --listen: no screen, only metrics, until stopped
   --record FILE          append every snapshot to FILE (gzip JSON lines), in
                          any mode
@@ -112,6 +115,9 @@ type options struct {
 	speed    float64
 	// sinks receive every snapshot (metrics, recorder), set up by run.
 	sinks []func(*collector.Snapshot)
+	// readFailed hears of every failed read in --headless (the metrics'
+	// error count); nil without --listen.
+	readFailed func()
 	// flows lists the host's sockets for the flow table (live only; the
 	// demo source lists its own); nil without one.
 	flows    collector.FlowReader
@@ -186,12 +192,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 
 	if opts.listen != "" {
-		sink, stop, err := startMetrics(opts.listen, stderr)
+		exp, stop, err := startMetrics(opts.listen, stderr)
 		if err != nil {
 			return fail(stderr, err)
 		}
 		defer stop()
-		opts.sinks = append(opts.sinks, sink)
+		opts.sinks = append(opts.sinks, exp.Update)
+		opts.readFailed = exp.ReadFailed
 	}
 
 	switch {

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/net/netutil"
+
 	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/diagnose"
 	"github.com/bondtop/bondtop/metrics"
@@ -26,15 +28,26 @@ func (o *options) samplerOptions() collector.Options {
 		Flows: o.flows, Analyze: diagnose.NewWindow(0).Fill}
 }
 
+// The /metrics server's bounds: a scraper needs one connection and a
+// fraction of a second, so a few dozen connections and seconds are
+// plenty, and idle or slow ones cannot pile up until the process runs
+// out of file descriptors (which would stop its reads of the host too).
+const (
+	metricsMaxConns     = 64
+	metricsIdleTimeout  = 30 * time.Second // above a 15 s scrape interval: keep-alive still pays
+	metricsReadTimeout  = 10 * time.Second
+	metricsWriteTimeout = 10 * time.Second
+)
+
 // startMetrics listens on addr and serves /metrics from the snapshots the
-// sampler hands to the returned sink. Listening happens before the first
+// returned exporter's Update receives. Listening happens before the first
 // sample, so a busy port is reported before anything else starts.
-func startMetrics(addr string, stderr io.Writer) (sink func(*collector.Snapshot), stop func(), err error) {
+func startMetrics(addr string, stderr io.Writer) (exp *metrics.Exporter, stop func(), err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, nil, fmt.Errorf("--listen %s: %w", addr, err)
 	}
-	exp := metrics.New()
+	exp = metrics.New()
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", exp.Handler())
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -44,9 +57,18 @@ func startMetrics(addr string, stderr io.Writer) (sink func(*collector.Snapshot)
 		}
 		fmt.Fprintln(w, "bondtop: metrics are at /metrics")
 	})
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       metricsReadTimeout,
+		WriteTimeout:      metricsWriteTimeout,
+		IdleTimeout:       metricsIdleTimeout,
+		MaxHeaderBytes:    16 << 10,
+	}
 	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		// Beyond metricsMaxConns, connections wait in the kernel's
+		// backlog (no descriptor, no goroutine) until one closes.
+		if err := srv.Serve(netutil.LimitListener(ln, metricsMaxConns)); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			fmt.Fprintf(stderr, "bondtop: metrics server: %v\n", err)
 		}
 	}()
@@ -55,11 +77,14 @@ func startMetrics(addr string, stderr io.Writer) (sink func(*collector.Snapshot)
 		defer cancel()
 		_ = srv.Shutdown(ctx)
 	}
-	return exp.Update, stop, nil
+	return exp, stop, nil
 }
 
 // headless samples until SIGINT or SIGTERM, feeding the sinks only: the
-// mode of a fleet host that Prometheus scrapes.
+// mode of a fleet host that Prometheus scrapes. Only the first read can
+// end it (a tree or bond that is not there is a mistake to report); a
+// later failed read is reported once, counted in the metrics, and tried
+// again every interval.
 func headless(src collector.Source, o options, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -68,5 +93,29 @@ func headless(src collector.Source, o options, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stderr, "bondtop: serving metrics on http://%s/metrics every %v; Ctrl-C stops\n", o.listen, o.interval)
-	return s.Run(ctx, func(*collector.Snapshot) {})
+	failing := ""
+	recovered := func(*collector.Snapshot) {
+		if failing != "" {
+			fmt.Fprintln(stderr, "bondtop: reading again")
+			failing = ""
+		}
+	}
+	for {
+		err := s.Run(ctx, recovered)
+		if err == nil || ctx.Err() != nil {
+			return nil
+		}
+		if o.readFailed != nil {
+			o.readFailed()
+		}
+		if err.Error() != failing {
+			failing = err.Error()
+			fmt.Fprintf(stderr, "bondtop: %v (bondtop_read_success is 0 until a read succeeds; trying again every %v)\n", err, s.Interval())
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(s.Interval()):
+		}
+	}
 }
