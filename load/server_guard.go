@@ -96,7 +96,9 @@ func allowed(allow []netip.Prefix, a netip.Addr) bool {
 	if len(allow) == 0 {
 		return true
 	}
-	a = a.Unmap()
+	// A link-local client's zone says which interface it came in on;
+	// the prefixes have none (and Contains refuses a zoned address).
+	a = a.Unmap().WithZone("")
 	for _, p := range allow {
 		if p.Contains(a) {
 			return true

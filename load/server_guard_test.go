@@ -155,7 +155,7 @@ func TestAllowed(t *testing.T) {
 	allow := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/24"), netip.MustParsePrefix("fd00::/64")}
 	for addr, want := range map[string]bool{
 		"10.0.0.7": true, "10.0.1.7": false, "::ffff:10.0.0.7": true,
-		"fd00::1": true, "fd00:0:0:1::1": false, "192.0.2.1": false,
+		"fd00::1": true, "fd00:0:0:1::1": false, "192.0.2.1": false, "fd00::1%eth0": true,
 	} {
 		if got := allowed(allow, netip.MustParseAddr(addr)); got != want {
 			t.Errorf("allowed(%s) = %v, want %v", addr, got, want)

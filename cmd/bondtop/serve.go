@@ -139,7 +139,7 @@ func exposure(addr net.Addr, allow []netip.Prefix, rate uint64) string {
 	if !ok || !ta.IP.IsUnspecified() || len(allow) > 0 {
 		return ""
 	}
-	s := "every address of this host, to anyone who reaches it; --allow CIDR,... limits who may test"
+	s := "open to anyone who reaches any address of this host; --allow CIDR,... limits who may test"
 	if rate == 0 {
 		s += ", --max-rate RATE how much"
 	}
