@@ -297,6 +297,15 @@ func TestMetricsSurvivesFloodUnderFDLimit(t *testing.T) {
 	}
 	time.Sleep(1500 * time.Millisecond)
 	c.alive(t, "during the flood")
+	// The connections it holds are bounded, far below the limit.
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", c.cmd.Process.Pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fds) > metricsMaxConns+24 {
+		t.Errorf("%d descriptors open during a flood of %d connections; want at most %d connections held", len(fds), len(conns), metricsMaxConns)
+	}
+	t.Logf("%d connections, %d descriptors open in bondtop", len(conns), len(fds))
 	for _, fc := range conns {
 		fc.Close()
 	}
