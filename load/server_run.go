@@ -180,7 +180,7 @@ func (t *serverTest) receivers() int {
 }
 
 // rateCheckEvery is how often a capped test's received bytes are
-// checked, and rateWindow how far back the check looks.
+// checked, and rateWindowSpan how far back the check looks.
 const (
 	rateCheckEvery = 250 * time.Millisecond
 	rateWindowSpan = 2 * time.Second
