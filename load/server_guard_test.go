@@ -402,3 +402,34 @@ func TestServerMaxRate(t *testing.T) {
 		t.Error("the refusal and the stop were not logged")
 	}
 }
+
+// The cap's check: at the cap nothing is said; a tenth above the slack
+// over the window is; before a whole window nothing is judged.
+func TestRateWindow(t *testing.T) {
+	const limit = 80e6 // 10 MB/s
+	t0 := time.Unix(1000, 0)
+	for _, tc := range []struct {
+		perSecond float64 // bytes
+		over      bool
+	}{{10e6, false}, {10.5e6, false}, {12e6, true}, {0, false}} {
+		w := rateWindow{limit: limit, slack: 64 << 10}
+		var total uint64
+		var over float64
+		for i := range 17 { // 4 s at 250 ms
+			over = w.add(t0.Add(time.Duration(i)*250*time.Millisecond), total)
+			if i < 8 && over > 0 {
+				t.Fatalf("%v B/s: judged before a whole window", tc.perSecond)
+			}
+			if over > 0 {
+				break
+			}
+			total += uint64(tc.perSecond / 4)
+		}
+		if (over > 0) != tc.over {
+			t.Errorf("%v B/s under a 10 MB/s cap: over %v, want %v", tc.perSecond, over, tc.over)
+		}
+		if len(w.at) > 10 {
+			t.Errorf("the window keeps %d samples", len(w.at))
+		}
+	}
+}
