@@ -59,6 +59,10 @@ func newBond(name, source string, at Loc) *Bond {
 
 // set stores option=value in the kernel's words, or returns why it cannot.
 func (b *Bond) set(option, value string, at Loc) error {
+	if option == "num_unsol_na" {
+		// One kernel setting (num_peer_notif) under two names.
+		option = "num_grat_arp"
+	}
 	v, err := Canonical(option, value)
 	if err != nil {
 		return err

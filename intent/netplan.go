@@ -96,6 +96,10 @@ func ParseNetplan(files []File) ([]Bond, []string) {
 		}
 		for _, kv := range mapPairs(mapGet(network, "bonds")) {
 			name, def := kv[0].Value, kv[1]
+			if name == "" || kv[0].Kind != yaml.ScalarNode {
+				warn(f.Path, kv[0].Line, "a bond without a name")
+				continue
+			}
 			b := bonds[name]
 			if b == nil {
 				b = newBond(name, SourceNetplan, Loc{f.Path, kv[0].Line})

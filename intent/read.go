@@ -49,6 +49,7 @@ func Read(fsys fs.FS) Config {
 			!slices.ContainsFunc([]string{".bak", ".orig", ".rpmnew", ".rpmorig", ".rpmsave"}, func(s string) bool { return strings.HasSuffix(n, s) })
 	})))
 	add(ParseIfupdown(c.readIfupdown(fsys)))
+	slices.SortStableFunc(c.Bonds, func(a, b Bond) int { return strings.Compare(a.Name, b.Name) })
 	return c
 }
 
