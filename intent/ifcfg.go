@@ -88,10 +88,9 @@ func shellWord(s string) (string, bool) {
 // with MASTER=BOND and SLAVE=yes.
 func ParseIfcfg(files []File) ([]Bond, []string) {
 	type ifcfg struct {
-		file             string
-		vars             map[string]shellVar
-		device           string
-		master, masterAt string
+		file   string
+		vars   map[string]shellVar
+		device string
 	}
 	var all []ifcfg
 	var warnings []string

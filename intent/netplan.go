@@ -244,17 +244,21 @@ func timeMillis(v, bareUnit string) (int64, error) {
 // netplanOrder sorts netplan files as netplan does: by file name across
 // /lib, /etc and /run, a name in /run hiding the same name in /etc, and
 // /etc hiding /lib.
-func netplanOrder(files []File) []File {
-	byName := map[string]File{}
+func netplanOrder(files []File) []File { return byFileName(files, "/run/", "/etc/") }
+
+// byFileName sorts files by base name; of files with the same name, the
+// one under the first of the prefixes wins (then the second, then any
+// other place).
+func byFileName(files []File, prefixes ...string) []File {
 	rank := func(p string) int {
-		switch {
-		case strings.HasPrefix(p, "/run/"):
-			return 3
-		case strings.HasPrefix(p, "/etc/"):
-			return 2
+		for i, pre := range prefixes {
+			if strings.HasPrefix(p, pre) {
+				return len(prefixes) - i
+			}
 		}
-		return 1
+		return 0
 	}
+	byName := map[string]File{}
 	for _, f := range files {
 		n := path.Base(f.Path)
 		if old, ok := byName[n]; !ok || rank(f.Path) > rank(old.Path) {

@@ -2,7 +2,6 @@ package intent
 
 import (
 	"fmt"
-	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -210,27 +209,4 @@ func isYes(v string) bool {
 
 // networkdOrder sorts units as networkd does: by file name across
 // /usr/lib, /run and /etc, /etc hiding a file of the same name elsewhere.
-func networkdOrder(files []File) []File {
-	rank := func(p string) int {
-		switch {
-		case strings.HasPrefix(p, "/etc/"):
-			return 3
-		case strings.HasPrefix(p, "/run/"):
-			return 2
-		}
-		return 1
-	}
-	byName := map[string]File{}
-	for _, f := range files {
-		n := path.Base(f.Path)
-		if old, ok := byName[n]; !ok || rank(f.Path) > rank(old.Path) {
-			byName[n] = f
-		}
-	}
-	out := make([]File, 0, len(byName))
-	for _, f := range byName {
-		out = append(out, f)
-	}
-	slices.SortFunc(out, func(a, b File) int { return strings.Compare(path.Base(a.Path), path.Base(b.Path)) })
-	return out
-}
+func networkdOrder(files []File) []File { return byFileName(files, "/etc/", "/run/") }
