@@ -45,20 +45,38 @@ func (v *view) runningOptions() map[string]string {
 	return v.config.Running[v.now.Name].Options
 }
 
-// running gives an option's running value in the kernel's words, from
-// sysfs when it was read, else from the bond model (procfs).
+// running gives an option's running value in the kernel's words: from
+// the bond model where it has the option (read every tick), else from
+// sysfs (read with the configuration, every few seconds).
 func (v *view) running(opt string) (string, bool) {
-	if raw, ok := v.runningOptions()[opt]; ok {
+	if val, ok := v.modelValue(opt); ok {
+		return val, true
+	}
+	opts := v.runningOptions()
+	if raw, ok := opts[opt]; ok {
 		if c, err := intent.Canonical(opt, raw); err == nil {
 			return c, true
 		}
 	}
-	if opt == "num_grat_arp" {
-		if raw, ok := v.runningOptions()["num_unsol_na"]; ok {
-			c, err := intent.Canonical(opt, raw)
-			return c, err == nil
+	if raw, ok := opts["num_unsol_na"]; ok && opt == "num_grat_arp" {
+		c, err := intent.Canonical(opt, raw)
+		return c, err == nil
+	}
+	if v.now.MIIMonMs != nil && v.now.ARPIntervalMs == nil {
+		// procfs prints the ARP lines only when the ARP monitor is on:
+		// its MII lines without them mean arp_interval 0, no targets.
+		switch opt {
+		case "arp_interval":
+			return "0", true
+		case "arp_ip_target":
+			return "", true
 		}
 	}
+	return "", false
+}
+
+// modelValue is an option as the bond model (netlink, procfs) has it.
+func (v *view) modelValue(opt string) (string, bool) {
 	b := v.now
 	word := func(p *string) (string, bool) {
 		if p == nil {
@@ -87,14 +105,9 @@ func (v *view) running(opt string) (string, bool) {
 	case "peer_notif_delay":
 		return num(b.PeerNotifyMs)
 	case "arp_interval":
-		if b.ARPIntervalMs == nil && b.MIIMonMs != nil {
-			// procfs prints the ARP lines only when the ARP monitor is
-			// on: its MII lines without them mean arp_interval 0.
-			return "0", true
-		}
 		return num(b.ARPIntervalMs)
 	case "arp_ip_target":
-		if b.ARPIntervalMs == nil && b.MIIMonMs == nil {
+		if b.ARPIntervalMs == nil {
 			return "", false
 		}
 		return strings.Join(b.ARPTargets, " "), true
