@@ -320,3 +320,34 @@ func TestIdentityChanges(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigUnknownUnreadable: when some configuration files could not be
+// read, a bond found in none of the others may be defined there: the
+// finding says so and is information, not a warning.
+func TestConfigUnknownUnreadable(t *testing.T) {
+	dir := labTree(t, "Modes_broadcast")
+	write(t, dir, "etc/hostname", "h\n")
+	src, err := collector.NewRootSource(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := collector.NewSampler(src, collector.Options{}).Sample()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, notes := range [][]string{nil, {"/etc/NetworkManager/system-connections/b.nmconnection: not read (permission denied)"}} {
+		cfg := *snap.Config
+		cfg.Intent.Notes = notes
+		s := *snap
+		s.Config = &cfg
+		f := find(Analyze([]*collector.Snapshot{&s})["bond0"], IDConfigUnknown)
+		switch {
+		case f == nil:
+			t.Fatalf("notes %q: no %s", notes, IDConfigUnknown)
+		case notes == nil && (f.Severity != Warning || strings.Contains(f.Message, "not readable")):
+			t.Errorf("all files read: %+v", *f)
+		case notes != nil && (f.Severity != Info || !strings.Contains(f.Message, "1 not readable")):
+			t.Errorf("one file unreadable: %+v", *f)
+		}
+	}
+}
