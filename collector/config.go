@@ -98,8 +98,8 @@ func (c *configCache) get(now time.Time, bonds []bonding.Bond) (*HostConfig, []E
 }
 
 // attachConfig gives snap the configuration in force, the MAC changes a
-// new reading found, and notes on configuration files that could not be
-// read.
+// new reading found, notes on configuration files that could not be read
+// and warnings on lines that could not be understood.
 func (s *Sampler) attachConfig(now time.Time, snap *Snapshot, bonds []bonding.Bond) {
 	hc, evs := s.config.get(now, bonds)
 	snap.Config = hc
@@ -109,4 +109,5 @@ func (s *Sampler) attachConfig(now time.Time, snap *Snapshot, bonds []bonding.Bo
 		}
 	}
 	snap.Notes = append(snap.Notes, hc.Intent.Notes...)
+	snap.Warnings = append(snap.Warnings, hc.Intent.Warnings...)
 }

@@ -339,6 +339,7 @@ func (v *view) configFindings() []Finding {
 		return out
 	}
 	var parts, places []string
+	involved := map[string]bool{}
 	for _, d := range drift {
 		switch d.Option {
 		case "slaves":
@@ -349,12 +350,15 @@ func (v *view) configFindings() []Finding {
 			if len(extra) > 0 {
 				parts = append(parts, strings.Join(extra, ", ")+" enslaved, not configured")
 			}
+			for _, n := range extra {
+				involved[n] = true
+			}
 		default:
 			parts = append(parts, fmt.Sprintf("%s %s, configured %s", d.Option, orNone(d.Running), orNone(d.Intended)))
 		}
 		places = append(places, fmt.Sprintf("%s at %s", d.Option, intent.Loc{File: d.File, Line: d.Line}))
 	}
-	out = append(out, Finding{ID: IDConfigDrift, Severity: Warning, Slaves: []string{},
+	out = append(out, Finding{ID: IDConfigDrift, Severity: Warning, Slaves: v.slaveOrder(involved),
 		Message: fmt.Sprintf("%s differs from its %s configuration: %s", name, def.Source, strings.Join(parts, "; ")),
 		Detail: "The running bond is not what the files say (" + strings.Join(places, ", ") + "; an option the file leaves out means the kernel's default). " +
 			"It was changed by hand (sysfs, ip link) or the file was edited and never applied: at the next reboot or restart of the network the file's values come back, and what works now may stop. " +
