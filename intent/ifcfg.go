@@ -85,7 +85,7 @@ func shellWord(s string) (string, bool) {
 // TYPE=Bond or BONDING_MASTER=yes (or BONDING_OPTS), named by DEVICE=
 // (else the file's suffix), its options in BONDING_OPTS="mode=4
 // miimon=100 ..." (the kernel's names), MTU= its MTU; a slave is a file
-// with MASTER=BOND and SLAVE=yes.
+// with MASTER=BOND (or NetworkManager's MASTER_UUID=) and SLAVE=yes.
 func ParseIfcfg(files []File) ([]Bond, []string) {
 	type ifcfg struct {
 		file   string
@@ -143,9 +143,12 @@ func ParseIfcfg(files []File) ([]Bond, []string) {
 				warnings = append(warnings, fmt.Sprintf("%s: %v", Loc{c.file, m.line}, err))
 			}
 		}
+		uuid := c.vars["UUID"].value
 		for _, s := range all {
 			m, ok := s.vars["MASTER"]
-			if !ok || m.value != c.device {
+			if mu, has := s.vars["MASTER_UUID"]; has && uuid != "" && mu.value == uuid {
+				m, ok = mu, true // NetworkManager's ifcfg-rh names the bond by UUID
+			} else if !ok || m.value != c.device {
 				continue
 			}
 			if sl, ok := s.vars["SLAVE"]; ok && !yes(sl.value) {

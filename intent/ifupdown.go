@@ -147,12 +147,7 @@ func ParseIfupdown(files []File) ([]Bond, []string) {
 			isBond := strings.HasPrefix(l.words[0], "bond-") || strings.HasPrefix(l.words[0], "bond_") || l.words[0] == "slaves"
 			args := l.words[1:]
 			switch {
-			case !isBond:
-				if l.words[0] == "mtu" && len(args) == 1 {
-					if b := bonds[s.name]; b != nil {
-						_ = b.setMTU(args[0], l.at)
-					}
-				}
+			case !isBond: // address, mtu (below, once the stanza is known to be a bond)
 			case key == "master":
 				if len(args) == 1 {
 					slaveLines = append(slaveLines, slaveOf{s.name, args[0], l.at})
@@ -185,8 +180,8 @@ func ParseIfupdown(files []File) ([]Bond, []string) {
 				}
 			}
 		}
-		// mtu may come before the bond- lines: look again now the
-		// stanza is known to be a bond.
+		// mtu may come before the bond- lines: read it once the stanza
+		// is known to be a bond.
 		if b := bonds[s.name]; b != nil && b.MTU == nil {
 			for _, l := range s.options {
 				if l.words[0] == "mtu" && len(l.words) == 2 {

@@ -71,6 +71,8 @@ func TestReadFixtures(t *testing.T) {
 				[]string{"enp1s0", "enp2s0"}, 9000, "/etc/sysconfig/network-scripts/ifcfg-bond0:3"},
 			{"bond1", SourceIfcfg, map[string]string{"mode": "active-backup", "arp_interval": "1000", "arp_ip_target": "192.0.2.254 192.0.2.253", "arp_validate": "all", "primary": "eth4"},
 				[]string{}, 0, "/etc/sysconfig/network-scripts/ifcfg-bond1"},
+			{"bond2", SourceIfcfg, map[string]string{"downdelay": "0", "miimon": "100", "mode": "balance-xor", "updelay": "0", "xmit_hash_policy": "layer2+3"},
+				[]string{"ens9"}, 0, "/etc/sysconfig/network-scripts/ifcfg-bond2:2"},
 		}},
 		{"ifupdown", []want{
 			{"bond0", SourceIfupdown, map[string]string{"mode": "active-backup", "miimon": "100", "downdelay": "200", "updelay": "200", "primary": "eth0"},
