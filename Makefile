@@ -51,7 +51,8 @@ lab-fixtures: lab-deps
 # Every fuzz target, FUZZTIME each, one after the other.
 FUZZ_TARGETS := bonding:FuzzParseProc bonding:FuzzParseNetDev bonding:FuzzReadSysfs \
 	bonding:FuzzNetlinkMessage bonding:FuzzHash record:FuzzReadFrom load:FuzzControlMessage \
-	cmd/bondtop:FuzzParseAllow
+	cmd/bondtop:FuzzParseAllow \
+	intent:FuzzNetplan intent:FuzzNMKeyfile intent:FuzzIfcfg intent:FuzzNetworkd intent:FuzzIfupdown
 
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \

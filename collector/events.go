@@ -27,6 +27,13 @@ const (
 	EventLinkFailure    EventKind = "link_failure"
 	EventSlaveState     EventKind = "slave_state_changed"
 	EventBondMIIChanged EventKind = "bond_mii_changed"
+	// EventBondMAC: the bond's MAC address changed (a network manager
+	// restarted and derived it again); found when the Sampler re-reads
+	// the running settings (every few seconds).
+	EventBondMAC EventKind = "bond_mac_changed"
+	// EventLACPSystem: the LACP system MAC the bond sends changed; the
+	// switch sees a new partner and renegotiates every port.
+	EventLACPSystem EventKind = "lacp_system_changed"
 )
 
 // Event is one change between two readings. Old and New hold the values
@@ -62,6 +69,9 @@ func diffBonds(at time.Time, prev, cur *bonding.Bond) []Event {
 		}
 		if o, n := str(prev.LACP.PartnerMAC), str(cur.LACP.PartnerMAC); o != n && o != "" && n != "" {
 			add("", EventPartnerMAC, o, n, fmt.Sprintf("%s LACP partner %s -> %s", name, o, n))
+		}
+		if o, n := str(prev.LACP.SystemMAC), str(cur.LACP.SystemMAC); o != n && o != "" && n != "" {
+			add("", EventLACPSystem, o, n, fmt.Sprintf("%s LACP system MAC %s -> %s", name, o, n))
 		}
 	}
 

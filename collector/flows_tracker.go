@@ -181,6 +181,9 @@ func (s *Sampler) enrich(now time.Time, snap *Snapshot, bonds []bonding.Bond) {
 	if s.host != nil {
 		snap.Host = s.host.get(now)
 	}
+	if s.config != nil {
+		s.attachConfig(now, snap, bonds)
+	}
 	if s.opts.Analyze != nil {
 		s.opts.Analyze(snap)
 	}

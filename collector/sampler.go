@@ -62,6 +62,7 @@ type Sampler struct {
 	intervalChanged chan struct{}
 	flows           *flowTracker // nil without a FlowReader
 	host            *hostCache   // nil when the Source is no HostReader
+	config          *configCache // nil when the Source is no ConfigReader
 }
 
 // NewSampler makes a Sampler over src.
@@ -94,6 +95,9 @@ func NewSampler(src Source, opts Options) *Sampler {
 	}
 	if h, ok := src.(HostReader); ok {
 		s.host = &hostCache{r: h}
+	}
+	if c, ok := src.(ConfigReader); ok {
+		s.config = &configCache{r: c}
 	}
 	return s
 }

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/bonding"
+	"github.com/bondtop/bondtop/intent"
 )
 
 // Snapshot is one sample of every followed bond. It is immutable once the
@@ -26,6 +27,10 @@ type Snapshot struct {
 	Warnings []string `json:"warnings,omitempty"`
 	// Notes say what the reader could not see, e.g. fields that need root.
 	Notes []string `json:"notes,omitempty"`
+	// Config is the host's bond configuration and the running settings
+	// it is compared with; nil when the source has none (demo, replay).
+	// The comparison's results are each BondSample's Intended and Drift.
+	Config *HostConfig `json:"-"`
 }
 
 // Bond returns the sample of the bond called name, or nil.
@@ -49,6 +54,11 @@ type BondSample struct {
 	// Findings are the analyzer's diagnosis (Options.Analyze), worst
 	// first; nil when no analyzer ran.
 	Findings []Finding `json:"findings"`
+	// Intended is the bond as the host's configuration defines it; nil
+	// when no configuration defines it (or none was read). Drift lists
+	// the settings whose running value differs. The analyzer fills both.
+	Intended *intent.Bond   `json:"intended"`
+	Drift    []intent.Drift `json:"drift"`
 	// Flows is the latest flow table of the bond (Options.Flows), shared
 	// by the snapshots until the next socket dump; nil without a
 	// FlowReader. JSON carries only each slave's Predicted sums.

@@ -49,6 +49,23 @@ const (
 	IDDrops           = "link-drops"
 	IDRoundRobin      = "rr-reordering"
 	IDMinLinks        = "min-links"
+
+	// The configuration and the settings that break failover (drift.go,
+	// failover.go).
+	IDConfigDrift       = "config-drift"
+	IDConfigUnknown     = "config-unknown"
+	IDConfigConflict    = "config-conflict"
+	IDNoLinkMonitor     = "no-link-monitor"
+	IDARPValidateNone   = "arp-validate-none"
+	IDARPNoTargets      = "arp-no-targets"
+	IDDelayRounded      = "delay-rounded"
+	IDFailbackNoUpdelay = "failback-no-updelay"
+	IDNoGratARP         = "no-grat-arp"
+	IDFailOverMACNeeded = "fail-over-mac-needed"
+	IDSharedFate        = "shared-fate"
+	IDLACPRateSlow      = "lacp-rate-slow"
+	IDBondMACChanged    = "bond-mac-changed"
+	IDLACPSystemChanged = "lacp-system-changed"
 )
 
 // DefaultWindow is the span trends and shares are judged over.
@@ -64,6 +81,9 @@ type Window struct {
 	// under every policy cost milliseconds, and a table lives for several
 	// ticks.
 	whatIf map[string]whatIfEntry
+	// changes keeps, per bond, the last change of its MAC and of its
+	// LACP system MAC seen in the run: their findings outlive the window.
+	changes map[string][]collector.Event
 }
 
 type whatIfEntry struct {
@@ -76,7 +96,7 @@ func NewWindow(span time.Duration) *Window {
 	if span <= 0 {
 		span = DefaultWindow
 	}
-	return &Window{span: span, whatIf: map[string]whatIfEntry{}}
+	return &Window{span: span, whatIf: map[string]whatIfEntry{}, changes: map[string][]collector.Event{}}
 }
 
 // Fill adds s to the window and sets the findings of each of its bonds
@@ -91,12 +111,27 @@ func (w *Window) Fill(s *collector.Snapshot) {
 	if cut > 0 {
 		w.snaps = slices.Delete(w.snaps, 0, cut)
 	}
+	for _, e := range s.Events {
+		w.changes[e.Bond] = keepChange(w.changes[e.Bond], e)
+	}
 	for i := range s.Bonds {
 		b := &s.Bonds[i]
 		v := newView(w.snaps, b)
 		v.whatIf = w.cachedWhatIf(b)
+		v.changes = w.changes[b.Name]
 		b.Findings = v.analyze()
+		b.Intended, b.Drift = v.drift()
 	}
+}
+
+// keepChange adds e to a bond's kept identity changes when it is one,
+// replacing the older change of its kind.
+func keepChange(kept []collector.Event, e collector.Event) []collector.Event {
+	if e.Kind != collector.EventBondMAC && e.Kind != collector.EventLACPSystem {
+		return kept
+	}
+	kept = slices.DeleteFunc(kept, func(k collector.Event) bool { return k.Kind == e.Kind })
+	return append(kept, e)
 }
 
 func (w *Window) cachedWhatIf(b *collector.BondSample) *WhatIfTable {
@@ -126,6 +161,13 @@ func Analyze(history []*collector.Snapshot) map[string][]Finding {
 		if b.Flows != nil {
 			v.whatIf = WhatIf(b)
 		}
+		for _, s := range history {
+			for _, e := range s.Events {
+				if e.Bond == b.Name {
+					v.changes = keepChange(v.changes, e)
+				}
+			}
+		}
 		out[b.Name] = v.analyze()
 	}
 	return out
@@ -139,6 +181,10 @@ type view struct {
 	samples []sample
 	usable  []string
 	whatIf  *WhatIfTable
+	// config is the host's configuration and running settings (nil
+	// without); changes the bond's identity changes in the run.
+	config  *collector.HostConfig
+	changes []collector.Event
 }
 
 type sample struct {
@@ -155,6 +201,7 @@ func newView(history []*collector.Snapshot, b *collector.BondSample) *view {
 	}
 	if len(history) > 0 {
 		v.host = history[len(history)-1].Host
+		v.config = history[len(history)-1].Config
 	}
 	v.usable, _ = bonding.UsableSlaves(bondOf(b))
 	return v
@@ -165,6 +212,7 @@ func (v *view) analyze() []Finding {
 	out := []Finding{}
 	for _, check := range []func() []Finding{
 		v.imbalance, v.flowFindings, v.lacp, v.links, v.counters, v.roundRobin, v.minLinks,
+		v.configFindings, v.failover,
 	} {
 		out = append(out, check()...)
 	}

@@ -17,16 +17,16 @@ import (
 // captures must stay silent, the broken ones name their trouble.
 func TestFixtures(t *testing.T) {
 	want := map[string][]string{
-		"8023ad-3.7.1-centos6-root":                      {},
-		"8023ad-5.10-churned-nopartner-root":             {IDAggregator, IDChurned, IDDefaulted, IDPartnerMissing},
+		"8023ad-3.7.1-centos6-root":                      {IDLACPRateSlow, IDNoLinkMonitor},
+		"8023ad-5.10-churned-nopartner-root":             {IDAggregator, IDChurned, IDDefaulted, IDPartnerMissing, IDLACPRateSlow},
 		"8023ad-5.14-el9-nonroot":                        {},
 		"8023ad-6.4-sles-bandwidth-root":                 {},
 		"8023ad-6.8-healthy-root":                        {},
 		"activebackup-5.14-el9-failovermac":              {},
 		"activebackup-6.12-debian-speed-unknown":         {},
-		"activebackup-6.8-primary-reselect":              {},
-		"balancerr-6.15rc1-miimon0":                      {IDRoundRobin},
-		"synthetic-8023ad-6.1-no-active-aggregator-root": {IDNoAggregator, IDLinkDown, IDMinLinks},
+		"activebackup-6.8-primary-reselect":              {IDFailbackNoUpdelay},
+		"balancerr-6.15rc1-miimon0":                      {IDRoundRobin, IDNoLinkMonitor},
+		"synthetic-8023ad-6.1-no-active-aggregator-root": {IDNoAggregator, IDLinkDown, IDMinLinks, IDLACPRateSlow},
 		"synthetic-8023ad-6.8-4slaves-root":              {},
 		"synthetic-8023ad-6.8-healthy-root-crlf":         {},
 		"synthetic-8023ad-6.8-tabs-spaces":               {},

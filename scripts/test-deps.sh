@@ -35,3 +35,11 @@ if ! command -v tmux >/dev/null; then
 	apt_install tmux
 fi
 echo "test-deps: $(tmux -V)"
+
+# netplan: the netplan reader is checked against what the real `netplan
+# generate --root-dir` makes of test YAML (networkd units, NetworkManager
+# keyfiles). Debian's package is netplan.io; the binary is /usr/sbin/netplan.
+if ! command -v netplan >/dev/null && [ ! -x /usr/sbin/netplan ]; then
+	apt_install netplan.io
+fi
+echo "test-deps: netplan $(dpkg-query -W -f='${Version}' netplan.io 2>/dev/null || echo present)"

@@ -95,6 +95,7 @@ func (d *dashboard) renderDiagnosis(width, _ int) []line {
 		}
 	}
 	out = append(out, nil)
+	out = append(out, d.driftLines(b, width)...)
 	out = append(out, d.whatIfLines(b, width)...)
 	return out
 }

@@ -125,3 +125,24 @@ func TestNewPanelsEverySize(t *testing.T) {
 		s.key(tcell.KeyEscape, 0)
 	}
 }
+
+// The diagnosis panel on a real kernel's tree whose /etc says MTU 9000
+// for a bond running at 1500: the configuration section names netplan,
+// the drifted setting with both values, and the file and line.
+func TestDiagnosisDrift(t *testing.T) {
+	h := newHost(t)
+	h.dir = filepath.Join("..", "testdata", "lab", "Drift_netplan")
+	src, err := collector.NewRootSource(h.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.sampler = collector.NewSampler(src, collector.Options{Clock: func() time.Time { return h.now }, Analyze: diagnose.NewWindow(0).Fill})
+	h.sample(0)
+	h.sample(time.Second)
+	s := newSim(t, h, 120, 40, true)
+	s.press("d")
+	text := s.text()
+	for _, want := range []string{"configuration  netplan: /etc/netplan/01-bond.yaml", "mtu", "1500", "9000", "/etc/netplan/01-bond.yaml:11", "differs from its netplan configuration"} {
+		mustContain(t, text, want)
+	}
+}

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -152,6 +154,9 @@ func checkLabFacts(t *testing.T, name string, b map[string]any) {
 			}
 		}
 	}
+	if checkDriftFacts(t, name, b) {
+		return
+	}
 	switch {
 	case strings.HasPrefix(name, "LACP_slaves"):
 		lacp := b["lacp"].(map[string]any)
@@ -192,4 +197,60 @@ func checkLabFacts(t *testing.T, name string, b map[string]any) {
 			t.Errorf("mode %v policy %v", b["mode"], b["xmit_hash_policy"])
 		}
 	}
+}
+
+// driftFacts are the trees with an etc/ beside a lab capture: one option
+// drifted per configuration system, and the configurations that match,
+// conflict or are missing. Each names what the JSON must say.
+var driftFacts = map[string]struct {
+	source  string // "" for none
+	drift   string // "option intended running file:line", "" for none
+	finding string
+}{
+	"Drift_netplan":          {"netplan", "mtu 9000 1500 /etc/netplan/01-bond.yaml:11", "config-drift"},
+	"Drift_networkmanager":   {"networkmanager", "num_grat_arp 3 1 /etc/NetworkManager/system-connections/bond0.nmconnection:10", "config-drift"},
+	"Drift_networkd":         {"networkd", "xmit_hash_policy layer2+3 layer3+4 /etc/systemd/network/10-bond0.netdev:7", "config-drift"},
+	"Drift_ifcfg":            {"ifcfg", "ad_select bandwidth stable /etc/sysconfig/network-scripts/ifcfg-bond0:7", "config-drift"},
+	"Drift_ifupdown":         {"ifupdown", "slaves dut0 dut1 dut2 dut0 dut1 /etc/network/interfaces:8", "config-drift"},
+	"Config_netplan_matches": {"netplan", "", ""},
+	"Config_conflict":        {"netplan", "", "config-conflict"},
+	"Config_unknown":         {"", "", "config-unknown"},
+}
+
+// checkDriftFacts checks a drift tree's intended, drift and findings;
+// false for trees that are not drift trees.
+func checkDriftFacts(t *testing.T, name string, b map[string]any) bool {
+	want, ok := driftFacts[name]
+	if !ok {
+		if b["intended"] != nil || b["drift"] != nil {
+			t.Errorf("a tree without etc/: intended %v, drift %v; want null, null", b["intended"], b["drift"])
+		}
+		return false
+	}
+	intended, _ := b["intended"].(map[string]any)
+	if source, _ := intended["source"].(string); source != want.source {
+		t.Errorf("intended source %q, want %q", source, want.source)
+	}
+	drift, ok := b["drift"].([]any)
+	if !ok {
+		t.Fatalf("drift %v, want a list", b["drift"])
+	}
+	var got []string
+	for _, d := range drift {
+		m := d.(map[string]any)
+		got = append(got, fmt.Sprintf("%s %s %s %s:%v", m["option"], m["intended"], m["running"], m["file"], m["line"]))
+	}
+	if w := []string{want.drift}; (want.drift == "" && len(got) != 0) || (want.drift != "" && !slices.Equal(got, w)) {
+		t.Errorf("drift %q, want %q", got, want.drift)
+	}
+	var ids []string
+	for _, f := range b["findings"].([]any) {
+		ids = append(ids, f.(map[string]any)["id"].(string))
+	}
+	for _, id := range []string{"config-drift", "config-conflict", "config-unknown"} {
+		if has := slices.Contains(ids, id); has != (id == want.finding) {
+			t.Errorf("findings %v: %s present %v", ids, id, has)
+		}
+	}
+	return true
 }

@@ -1,0 +1,113 @@
+package collector
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/bondtop/bondtop/bonding"
+	"github.com/bondtop/bondtop/intent"
+)
+
+// HostConfig is what the host's configuration files say its bonds should
+// be, beside the running settings a comparison needs that the bond model
+// does not carry. The Sampler attaches one to every snapshot
+// (Snapshot.Config), shared until it is read again: replaced, never
+// modified.
+type HostConfig struct {
+	Intent intent.Config
+	// Running holds, per bond, what sysfs says beyond the model.
+	Running map[string]*RunningConfig
+}
+
+// RunningConfig is a running bond's settings as sysfs prints them.
+type RunningConfig struct {
+	// Options are the bond's bonding/ files (bonding.ReadOptions).
+	Options map[string]string
+	// HWAddr is the bond's MAC address; "" when unknown.
+	HWAddr string
+	// Devices holds each slave's hardware, by slave name.
+	Devices map[string]bonding.Device
+}
+
+// ConfigReader is implemented by sources whose host has configuration
+// files to compare with (the live host, a --root tree).
+type ConfigReader interface {
+	// ReadConfig reads the configuration and the running settings of
+	// the named bonds (and their slaves).
+	ReadConfig(bonds []bonding.Bond) *HostConfig
+}
+
+// readHostConfig reads the configuration under fsys and the running
+// settings of bonds; fsys must resolve symbolic links (os.DirFS).
+func readHostConfig(fsys fs.FS, bonds []bonding.Bond) *HostConfig {
+	hc := &HostConfig{Intent: intent.Read(fsys), Running: map[string]*RunningConfig{}}
+	for i := range bonds {
+		b := &bonds[i]
+		rc := &RunningConfig{Devices: map[string]bonding.Device{}}
+		rc.Options, _ = bonding.ReadOptions(fsys, b.Name)
+		if data, err := fs.ReadFile(fsys, bonding.SysClassNet+"/"+b.Name+"/address"); err == nil {
+			rc.HWAddr = strings.TrimSpace(string(data))
+		}
+		for j := range b.Slaves {
+			rc.Devices[b.Slaves[j].Name] = bonding.ReadDevice(fsys, b.Slaves[j].Name)
+		}
+		hc.Running[b.Name] = rc
+	}
+	return hc
+}
+
+// ReadConfig reads DIR/etc and DIR/sys.
+func (s *RootSource) ReadConfig(bonds []bonding.Bond) *HostConfig {
+	return readHostConfig(os.DirFS(s.dir), bonds)
+}
+
+// configRefreshEvery is how often the Sampler re-reads configuration
+// files and running settings: a few dozen small files per bond.
+const configRefreshEvery = 5 * time.Second
+
+// configCache re-reads a ConfigReader every configRefreshEvery and finds
+// the bond MAC changes between two readings.
+type configCache struct {
+	r      ConfigReader
+	at     time.Time
+	latest *HostConfig
+}
+
+// get returns the configuration in force and the bond_mac_changed events
+// a new reading brought.
+func (c *configCache) get(now time.Time, bonds []bonding.Bond) (*HostConfig, []Event) {
+	if !c.at.IsZero() && now.Sub(c.at) < configRefreshEvery {
+		return c.latest, nil
+	}
+	hc := c.r.ReadConfig(bonds)
+	var evs []Event
+	if c.latest != nil {
+		for name, rc := range hc.Running {
+			old := c.latest.Running[name]
+			if old != nil && old.HWAddr != "" && rc.HWAddr != "" && old.HWAddr != rc.HWAddr {
+				evs = append(evs, Event{Time: now, Bond: name, Kind: EventBondMAC, Old: old.HWAddr, New: rc.HWAddr,
+					Message: fmt.Sprintf("%s MAC address %s -> %s", name, old.HWAddr, rc.HWAddr)})
+			}
+		}
+	}
+	c.at, c.latest = now, hc
+	return hc, evs
+}
+
+// attachConfig gives snap the configuration in force, the MAC changes a
+// new reading found, notes on configuration files that could not be read
+// and warnings on lines that could not be understood.
+func (s *Sampler) attachConfig(now time.Time, snap *Snapshot, bonds []bonding.Bond) {
+	hc, evs := s.config.get(now, bonds)
+	snap.Config = hc
+	for _, e := range evs {
+		if s.follows(e.Bond) {
+			snap.Events = append(snap.Events, e)
+		}
+	}
+	snap.Notes = append(snap.Notes, hc.Intent.Notes...)
+	snap.Warnings = append(snap.Warnings, hc.Intent.Warnings...)
+}
