@@ -20,8 +20,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/bondtop/bondtop/collector"
 )
@@ -34,6 +37,13 @@ const FormatVersion = 1
 // stays far below it; a corrupt file does not make the reader allocate
 // without bound.
 const maxLine = 16 << 20
+
+// maxHeaderLine bounds the header line looked at before appending to an
+// existing file; real headers are a few hundred bytes.
+const maxHeaderLine = 64 << 10
+
+// headerPrefix starts every header line (and no snapshot line).
+const headerPrefix = `{"bondtop_recording"`
 
 // Header opens each recording session.
 type Header struct {
@@ -52,11 +62,25 @@ type Writer struct {
 }
 
 // Create opens path for appending (creating it if needed) and writes the
-// session's header.
+// session's header. A recording describes the host, so a new file is
+// private (0600). Create never writes through a symbolic link at path (a
+// link planted in a shared directory would make root write wherever it
+// points), never writes to anything but a regular file, and appends only
+// to a file that already is a bondtop recording: anything else is refused,
+// naming what the file holds, and left as it was.
 func Create(path string, h Header) (*Writer, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	// O_NONBLOCK: opening a FIFO must not wait for a reader; it is then
+	// refused below like any other file that is not regular.
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o600)
 	if err != nil {
+		if st, lerr := os.Lstat(path); lerr == nil && st.Mode()&fs.ModeSymlink != 0 {
+			return nil, fmt.Errorf("--record %s is a symbolic link: recordings are never written through links (name the file itself)", path)
+		}
 		return nil, fmt.Errorf("--record: %w", err)
+	}
+	if err := checkAppendable(f, path); err != nil {
+		f.Close()
+		return nil, err
 	}
 	w := &Writer{f: f, gz: gzip.NewWriter(f)}
 	h.Format = FormatVersion
@@ -65,6 +89,82 @@ func Create(path string, h Header) (*Writer, error) {
 		return nil, err
 	}
 	return w, nil
+}
+
+// checkAppendable accepts an empty regular file or a bondtop recording
+// this version can extend; anything else is an error that says what the
+// file is.
+func checkAppendable(f *os.File, path string) error {
+	st, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("--record: %w", err)
+	}
+	if !st.Mode().IsRegular() {
+		return fmt.Errorf("--record %s is %s, not a file: recordings are written only to regular files", path, fileKind(st.Mode()))
+	}
+	if st.Size() == 0 {
+		return nil
+	}
+	found, h := sniff(io.NewSectionReader(f, 0, st.Size()))
+	switch {
+	case h == nil:
+		return fmt.Errorf("--record %s holds %s, not a bondtop recording: it is left untouched (name a new file, or an earlier recording to append to)", path, found)
+	case h.Format > FormatVersion:
+		return fmt.Errorf("--record %s was written by a newer bondtop (format %d; this one writes %d): it is left untouched", path, h.Format, FormatVersion)
+	}
+	return nil
+}
+
+// sniff says what a file starts with: its header when it is a bondtop
+// recording, else a short description ("a text file beginning ...").
+func sniff(r io.Reader) (found string, h *Header) {
+	br := bufio.NewReader(r)
+	magic, _ := br.Peek(2)
+	if !bytes.Equal(magic, []byte{0x1f, 0x8b}) {
+		start, _ := br.Peek(512)
+		if utf8.Valid(start) && !bytes.ContainsRune(start, 0) {
+			first, _, _ := bytes.Cut(start, []byte("\n"))
+			return fmt.Sprintf("a text file beginning %q", truncate(string(first), 40)), nil
+		}
+		return "binary data (neither text nor gzip)", nil
+	}
+	gz, err := gzip.NewReader(br)
+	if err != nil {
+		return fmt.Sprintf("damaged gzip data (%v)", err), nil
+	}
+	first, err := bufio.NewReader(io.LimitReader(gz, maxHeaderLine)).ReadSlice('\n')
+	if err != nil && len(first) == 0 {
+		return fmt.Sprintf("gzip data that cannot be read (%v)", err), nil
+	}
+	var hdr Header
+	if !bytes.HasPrefix(first, []byte(headerPrefix)) || json.Unmarshal(first, &hdr) != nil {
+		return "gzip data that is not a bondtop recording (its first line is no recording header)", nil
+	}
+	return "a bondtop recording", &hdr
+}
+
+// fileKind names a file type that is not a regular file.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a block device"
+	}
+	return "a special file"
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
 }
 
 // Write appends one snapshot and flushes it to the file.
@@ -137,7 +237,7 @@ func ReadFrom(r io.Reader, name string) (*Recording, error) {
 	for sc.Scan() {
 		line++
 		raw := sc.Bytes()
-		if bytes.HasPrefix(raw, []byte(`{"bondtop_recording"`)) {
+		if bytes.HasPrefix(raw, []byte(headerPrefix)) {
 			var h Header
 			if err := json.Unmarshal(raw, &h); err != nil {
 				return rec, fmt.Errorf("%s, line %d: bad header: %w", name, line, err)
