@@ -27,6 +27,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/internal/filekind"
 )
 
 // FormatVersion is the version a header line carries. A reader refuses
@@ -100,7 +101,7 @@ func checkAppendable(f *os.File, path string) error {
 		return fmt.Errorf("--record: %w", err)
 	}
 	if !st.Mode().IsRegular() {
-		return fmt.Errorf("--record %s is %s, not a file: recordings are written only to regular files", path, fileKind(st.Mode()))
+		return fmt.Errorf("--record %s is %s, not a file: recordings are written only to regular files", path, filekind.Of(st.Mode()))
 	}
 	if st.Size() == 0 {
 		return nil
@@ -141,23 +142,6 @@ func sniff(r io.Reader) (found string, h *Header) {
 		return "gzip data that is not a bondtop recording (its first line is no recording header)", nil
 	}
 	return "a bondtop recording", &hdr
-}
-
-// fileKind names a file type that is not a regular file.
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "a FIFO"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a block device"
-	}
-	return "a special file"
 }
 
 func truncate(s string, n int) string {
