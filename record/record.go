@@ -179,22 +179,227 @@ func (w *Writer) Close() error {
 	return err
 }
 
-// Entry is one recorded snapshot: the exact line that was written and its
-// decoded form.
+// Entry is one recorded snapshot: the exact line that was written, its
+// decoded form (nil when the Reader reads times only), and where it was.
 type Entry struct {
 	Raw      []byte
 	Snapshot *collector.Snapshot
+	Time     time.Time
+	// Line is the line of the uncompressed text (zcat FILE) it was on.
+	Line int
+	// Session counts the recording sessions (header lines) before it,
+	// less one: 0 for the first session's snapshots.
+	Session int
 }
 
-// Recording is what a file held.
+// ErrTruncated is wrapped by the error of a recording that ends in the
+// middle of a line or a gzip member: the snapshots before it were read.
+var ErrTruncated = errors.New("the recording is cut short")
+
+// ErrBadTime is wrapped by the error for a snapshot whose time goes back
+// or lies in the future: replay plays recorded time, so such a file would
+// play out of order or wait forever.
+var ErrBadTime = errors.New("impossible timestamp")
+
+// maxAhead is how far past this host's clock a snapshot may be (clocks of
+// two hosts disagree a little; a recording from next year is damage).
+const maxAhead = 24 * time.Hour
+
+// Reader reads a recording one snapshot at a time, so replaying holds one
+// line (at most maxLine) whatever the size of the file. It checks as it
+// goes that snapshot times never go back and are not in the future.
+type Reader struct {
+	// TimesOnly skips decoding snapshots: Next fills Time, Line and
+	// Session, not Snapshot (an index of a recording costs a fraction of
+	// decoding it).
+	TimesOnly bool
+	// Now is the clock future timestamps are judged by (time.Now if nil).
+	Now func() time.Time
+
+	name     string
+	closer   io.Closer
+	sc       *bufio.Scanner
+	line     int
+	session  int
+	header   *Header
+	last     time.Time // the previous snapshot's time
+	read     int       // snapshots returned
+	err      error     // sticky: every later Next returns it
+	lookedAt bool      // sc holds a line not yet consumed (after a lookahead)
+}
+
+// Open opens a recording for reading; Close releases it.
+func Open(path string) (*Reader, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("--replay: %w", err)
+	}
+	r, err := NewReader(f, path)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	r.closer = f
+	return r, nil
+}
+
+// NewReader reads a recording from r; name is for messages.
+func NewReader(r io.Reader, name string) (*Reader, error) {
+	gz, err := gzip.NewReader(bufio.NewReader(r))
+	if err != nil {
+		return nil, fmt.Errorf("%s is not a bondtop recording (%v)", name, err)
+	}
+	sc := bufio.NewScanner(gz)
+	sc.Buffer(make([]byte, 64<<10), maxLine)
+	return &Reader{name: name, sc: sc, session: -1}, nil
+}
+
+// Close closes the file Open opened.
+func (r *Reader) Close() error {
+	if r.closer == nil {
+		return nil
+	}
+	return r.closer.Close()
+}
+
+// Header is the header of the session being read (nil before the first).
+func (r *Reader) Header() *Header { return r.header }
+
+// Read counts the snapshots returned so far.
+func (r *Reader) Read() int { return r.read }
+
+// Next returns the next snapshot, io.EOF after the last one, or an error
+// that says where the file is damaged; the error is returned again by
+// every later call.
+func (r *Reader) Next() (Entry, error) {
+	if r.err != nil {
+		return Entry{}, r.err
+	}
+	e, err := r.next()
+	if err != nil {
+		r.err = err
+		return Entry{}, err
+	}
+	r.read++
+	return e, nil
+}
+
+// Skip moves past n snapshots without decoding them (they were checked
+// by an earlier pass over the same file).
+func (r *Reader) Skip(n int) error {
+	times := r.TimesOnly
+	r.TimesOnly = true
+	defer func() { r.TimesOnly = times }()
+	for range n {
+		if _, err := r.Next(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *Reader) scan() bool {
+	if r.lookedAt {
+		r.lookedAt = false
+		return true
+	}
+	if !r.sc.Scan() {
+		return false
+	}
+	r.line++
+	return true
+}
+
+func (r *Reader) next() (Entry, error) {
+	for r.scan() {
+		raw := r.sc.Bytes()
+		if bytes.HasPrefix(raw, []byte(headerPrefix)) {
+			var h Header
+			if err := json.Unmarshal(raw, &h); err != nil {
+				return Entry{}, fmt.Errorf("%s, line %d: bad header: %w", r.name, r.line, err)
+			}
+			if h.Format > FormatVersion {
+				return Entry{}, fmt.Errorf("%s was written by a newer bondtop (format %d; this one reads up to %d)", r.name, h.Format, FormatVersion)
+			}
+			r.header = &h
+			r.session++
+			continue
+		}
+		if r.header == nil {
+			return Entry{}, fmt.Errorf("%s is not a bondtop recording (no header line)", r.name)
+		}
+		e := Entry{Line: r.line, Session: r.session}
+		var err error
+		if r.TimesOnly {
+			var t struct {
+				Time time.Time `json:"time"`
+			}
+			err = json.Unmarshal(raw, &t)
+			e.Time = t.Time
+		} else {
+			var s collector.Snapshot
+			if err = json.Unmarshal(raw, &s); err == nil {
+				e.Raw, e.Snapshot, e.Time = bytes.Clone(raw), &s, s.Time
+			}
+		}
+		if err != nil {
+			line := r.line
+			if !r.scan() {
+				// The last line, and incomplete: the file was cut there.
+				return Entry{}, r.cutShort()
+			}
+			r.lookedAt = true
+			return Entry{}, fmt.Errorf("%s, line %d: %w (%d snapshots read before it)", r.name, line, err, r.read)
+		}
+		if err := r.checkTime(e.Time); err != nil {
+			return Entry{}, err
+		}
+		r.last = e.Time
+		return e, nil
+	}
+	if err := r.sc.Err(); err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return Entry{}, r.cutShort()
+		}
+		return Entry{}, fmt.Errorf("%s, after %d snapshots: %w", r.name, r.read, err)
+	}
+	if r.header == nil {
+		return Entry{}, fmt.Errorf("%s is not a bondtop recording (no header line)", r.name)
+	}
+	return Entry{}, io.EOF
+}
+
+func (r *Reader) cutShort() error {
+	return fmt.Errorf("%s: %w after %d snapshots (the recorder was stopped abruptly, or the copy is incomplete)", r.name, ErrTruncated, r.read)
+}
+
+// checkTime refuses a snapshot time that is missing, earlier than the
+// snapshot before it, or far in the future.
+func (r *Reader) checkTime(t time.Time) error {
+	const layout = "2006-01-02 15:04:05.000 MST"
+	now := time.Now
+	if r.Now != nil {
+		now = r.Now
+	}
+	switch {
+	case t.IsZero():
+		return fmt.Errorf("%s, line %d: %w: the snapshot has no time (%d snapshots read before it)", r.name, r.line, ErrBadTime, r.read)
+	case t.Before(r.last):
+		return fmt.Errorf("%s, line %d: %w: the snapshot at %s is earlier than the one before it (%s); a recording's times only go forward (%d snapshots read before it)",
+			r.name, r.line, ErrBadTime, t.UTC().Format(layout), r.last.UTC().Format(layout), r.read)
+	case t.After(now().Add(maxAhead)):
+		return fmt.Errorf("%s, line %d: %w: the snapshot at %s is in the future (this host's clock says %s) (%d snapshots read before it)",
+			r.name, r.line, ErrBadTime, t.UTC().Format(layout), now().UTC().Format(layout), r.read)
+	}
+	return nil
+}
+
+// Recording is a whole recording in memory: for tests and small files
+// (replay streams with a Reader).
 type Recording struct {
 	Headers []Header
 	Entries []Entry
 }
-
-// ErrTruncated is wrapped by Read's error when the file ends in the middle
-// of a line or a gzip member: what came before it is returned.
-var ErrTruncated = errors.New("the recording is cut short")
 
 // Read reads a whole recording. On a damaged or truncated file it returns
 // the entries read up to the damage together with an error that says where
@@ -208,48 +413,26 @@ func Read(path string) (*Recording, error) {
 	return ReadFrom(f, path)
 }
 
-// ReadFrom reads a recording from r; name is for messages.
+// ReadFrom reads a whole recording from r; name is for messages.
 func ReadFrom(r io.Reader, name string) (*Recording, error) {
 	rec := &Recording{}
-	gz, err := gzip.NewReader(bufio.NewReader(r))
+	rd, err := NewReader(r, name)
 	if err != nil {
-		return rec, fmt.Errorf("%s is not a bondtop recording (%v)", name, err)
+		return rec, err
 	}
-	sc := bufio.NewScanner(gz)
-	sc.Buffer(make([]byte, 64<<10), maxLine)
-	line := 0
-	for sc.Scan() {
-		line++
-		raw := sc.Bytes()
-		if bytes.HasPrefix(raw, []byte(headerPrefix)) {
-			var h Header
-			if err := json.Unmarshal(raw, &h); err != nil {
-				return rec, fmt.Errorf("%s, line %d: bad header: %w", name, line, err)
-			}
-			if h.Format > FormatVersion {
-				return rec, fmt.Errorf("%s was written by a newer bondtop (format %d; this one reads up to %d)", name, h.Format, FormatVersion)
-			}
-			rec.Headers = append(rec.Headers, h)
-			continue
+	session := -1
+	for {
+		e, err := rd.Next()
+		if h := rd.Header(); h != nil && rd.session != session {
+			session = rd.session
+			rec.Headers = append(rec.Headers, *h)
 		}
-		if len(rec.Headers) == 0 {
-			return rec, fmt.Errorf("%s is not a bondtop recording (no header line)", name)
+		if err == io.EOF {
+			return rec, nil
 		}
-		var s collector.Snapshot
-		if err := json.Unmarshal(raw, &s); err != nil {
-			if !sc.Scan() {
-				// The last line, and incomplete: the file was cut there.
-				return rec, fmt.Errorf("%s: %w after %d snapshots (the recorder was stopped abruptly, or the copy is incomplete)", name, ErrTruncated, len(rec.Entries))
-			}
-			return rec, fmt.Errorf("%s, line %d: %w (%d snapshots read before it)", name, line, err, len(rec.Entries))
+		if err != nil {
+			return rec, err
 		}
-		rec.Entries = append(rec.Entries, Entry{Raw: bytes.Clone(raw), Snapshot: &s})
+		rec.Entries = append(rec.Entries, e)
 	}
-	if err := sc.Err(); err != nil {
-		if errors.Is(err, io.ErrUnexpectedEOF) {
-			return rec, fmt.Errorf("%s: %w after %d snapshots (the recorder was stopped abruptly, or the copy is incomplete)", name, ErrTruncated, len(rec.Entries))
-		}
-		return rec, fmt.Errorf("%s, after %d snapshots: %w", name, len(rec.Entries), err)
-	}
-	return rec, nil
 }

@@ -15,6 +15,11 @@ import (
 // demoSnapshots samples the demo host once a second for n seconds.
 func demoSnapshots(t *testing.T, n int) []*collector.Snapshot {
 	t.Helper()
+	return demoSnapshotsTB(t, n)
+}
+
+func demoSnapshotsTB(t testing.TB, n int) []*collector.Snapshot {
+	t.Helper()
 	now := time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
 	s := collector.NewSampler(collector.NewDemoSource(clock), collector.Options{Clock: clock})
