@@ -187,9 +187,6 @@ type Entry struct {
 	Time     time.Time
 	// Line is the line of the uncompressed text (zcat FILE) it was on.
 	Line int
-	// Session counts the recording sessions (header lines) before it,
-	// less one: 0 for the first session's snapshots.
-	Session int
 }
 
 // ErrTruncated is wrapped by the error of a recording that ends in the
@@ -328,7 +325,7 @@ func (r *Reader) next() (Entry, error) {
 		if r.header == nil {
 			return Entry{}, fmt.Errorf("%s is not a bondtop recording (no header line)", r.name)
 		}
-		e := Entry{Line: r.line, Session: r.session}
+		e := Entry{Line: r.line}
 		var err error
 		if r.TimesOnly {
 			var t struct {

@@ -10,8 +10,9 @@ import (
 	"github.com/bondtop/bondtop/record"
 )
 
-// recordedDemo records n snapshots of the demo one second apart.
-func recordedDemo(t *testing.T, n int) []record.Entry {
+// recordedDemo records n snapshots of the demo one second apart and
+// returns the file's path.
+func recordedDemo(t *testing.T, n int) string {
 	t.Helper()
 	now := time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
@@ -34,23 +35,28 @@ func recordedDemo(t *testing.T, n int) []record.Entry {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	rec, err := record.Read(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rec.Entries
+	return path
 }
 
 // TestReplayFeedPauseSeek plays a 60 s recording at 1000x, pauses it, seeks
 // back and forward, and checks what the dashboard would be handed.
 func TestReplayFeedPauseSeek(t *testing.T) {
-	entries := recordedDemo(t, 60)
-	f := newReplayFeed(entries, 1000, nil)
+	f, err := newReplayFeed(recordedDemo(t, 60), 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
 	got := make(chan *collector.Snapshot, 100)
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go f.Run(ctx, func(s *collector.Snapshot) { got <- s })
-	t0 := entries[0].Snapshot.Time
+	ran := make(chan error, 1)
+	go func() { ran <- f.Run(ctx, func(s *collector.Snapshot) { got <- s }) }()
+	defer func() {
+		cancel()
+		if err := <-ran; err != nil {
+			t.Error(err)
+		}
+		f.Close()
+	}()
+	t0 := f.First().Time
 	at := func(s *collector.Snapshot) time.Duration { return s.Time.Sub(t0) }
 	next := func() *collector.Snapshot {
 		t.Helper()
