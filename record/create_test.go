@@ -5,11 +5,12 @@ import (
 	"compress/gzip"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/bondtop/bondtop/internal/dirstate"
 )
 
 // TestCreateIsPrivate: a new recording is readable by its owner only.
@@ -123,29 +124,14 @@ func mustWrite(t *testing.T, path, content string, perm os.FileMode) {
 	}
 }
 
-// snapshotFiles describes every entry of dir: name, type, mode, size and
-// content of regular files.
+// snapshotFiles describes every entry of dir.
 func snapshotFiles(t *testing.T, dir string) string {
 	t.Helper()
-	entries, err := os.ReadDir(dir)
+	d, err := dirstate.Describe(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var b strings.Builder
-	for _, e := range entries {
-		p := filepath.Join(dir, e.Name())
-		st, err := os.Lstat(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b.WriteString(e.Name() + " " + st.Mode().String() + " ")
-		if st.Mode().IsRegular() {
-			data, _ := os.ReadFile(p)
-			b.WriteString(strconv.Quote(string(data)))
-		}
-		b.WriteString("; ")
-	}
-	return b.String()
+	return d
 }
 
 func gzipOf(t *testing.T, s string) []byte {

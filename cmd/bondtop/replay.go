@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/internal/filekind"
 	"github.com/bondtop/bondtop/record"
 )
 
@@ -178,6 +179,10 @@ type replayFeed struct {
 // (checking them) and opens it for playing.
 func newReplayFeed(path string, speed float64) (*replayFeed, error) {
 	f := &replayFeed{path: path, speed: speed, interval: collector.DefaultInterval, wake: make(chan struct{}, 1)}
+	// Seeking reopens the file: a pipe would be empty the second time.
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("--replay %s is %s: the dashboard jumps through a recording, so it needs a regular file (--count N prints from a pipe)", path, filekind.Of(st.Mode()))
+	}
 	rd, err := record.Open(path)
 	if err != nil {
 		return nil, err

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/internal/dirstate"
 	"github.com/bondtop/bondtop/record"
 )
 
@@ -42,32 +43,14 @@ func runBounded(t *testing.T, limit time.Duration, args ...string) (stdout, stde
 	return o.String(), e.String(), code, usage
 }
 
-// describeDir is every entry of dir: name, type and mode, and the content
-// of regular files.
+// describeDir is every entry of dir (see dirstate.Describe).
 func describeDir(t *testing.T, dir string) string {
 	t.Helper()
-	entries, err := os.ReadDir(dir)
+	d, err := dirstate.Describe(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var b strings.Builder
-	for _, e := range entries {
-		p := filepath.Join(dir, e.Name())
-		st, err := os.Lstat(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b.WriteString(e.Name() + " " + st.Mode().String())
-		if st.Mode().IsRegular() {
-			data, _ := os.ReadFile(p)
-			b.WriteString(" " + strconv.Quote(string(data)))
-		}
-		if target, err := os.Readlink(p); err == nil {
-			b.WriteString(" -> " + target)
-		}
-		b.WriteString("\n")
-	}
-	return b.String()
+	return d
 }
 
 // TestRecordRefusesTextAndSymlink: --record on a text file, on a symbolic
@@ -187,15 +170,7 @@ func escapeTree(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	bond, s0, s1, s2 := escapeNames[0], escapeNames[1], escapeNames[2], escapeNames[3]
-	write := func(rel, content string) {
-		p := filepath.Join(dir, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(rel, content string) { writeTreeFile(t, dir, rel, content) }
 	proc := "Ethernet Channel Bonding Driver: v6.8.0-54-generic\n\n" +
 		"Bonding Mode: fault-tolerance (active-backup)\n" +
 		"Primary Slave: " + s0 + " (primary_reselect always)\n" +
