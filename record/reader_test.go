@@ -207,3 +207,31 @@ func BenchmarkReadRecording(b *testing.B) {
 		b.ReportMetric(float64(peak), "peak-live-B")
 	})
 }
+
+// TestSkip: after skipping n snapshots (in two sessions), Next returns
+// snapshot n with its line.
+func TestSkip(t *testing.T) {
+	snaps := demoSnapshots(t, 6)
+	path := filepath.Join(t.TempDir(), "two-sessions.rec")
+	writeRecording(t, path, snaps[:3])
+	writeRecording(t, path, snaps[3:])
+	for n := range 6 {
+		r, err := Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Skip(n); err != nil {
+			t.Fatal(err)
+		}
+		e, err := r.Next()
+		r.Close()
+		// Lines: header, 3 snapshots, header, 3 snapshots.
+		wantLine := n + 2
+		if n >= 3 {
+			wantLine++
+		}
+		if err != nil || !e.Time.Equal(snaps[n].Time) || e.Line != wantLine || e.Snapshot == nil {
+			t.Fatalf("skip %d: %v, time %v line %d, want %v line %d", n, err, e.Time, e.Line, snaps[n].Time, wantLine)
+		}
+	}
+}
