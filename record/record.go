@@ -10,6 +10,12 @@
 // is written, so a recording cut short (a crash, a full disk) still
 // replays up to its last complete line, and the reader says where it
 // stopped.
+//
+// A recording may come from another host, and bondtop often runs as root:
+// Create writes only to a regular file that is new, empty or already a
+// recording, never through a symbolic link, and makes new files private;
+// Reader streams a file of any size in bounded memory and refuses
+// snapshot times that go back or lie in the future.
 package record
 
 import (
