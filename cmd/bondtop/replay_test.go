@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -99,5 +100,40 @@ func TestReplayFeedPauseSeek(t *testing.T) {
 	time.Sleep(50 * time.Millisecond)
 	if len(got) != 0 {
 		t.Fatal("played past the end of the recording")
+	}
+}
+
+// TestReplayFeedStopsAtImpossibleTime: the dashboard plays a recording up
+// to a snapshot whose time goes back; the last one it plays carries the
+// error, and replay returns it when the dashboard ends.
+func TestReplayFeedStopsAtImpossibleTime(t *testing.T) {
+	t0 := time.Now().Add(-time.Hour).Truncate(time.Second)
+	path := writeTimedRecording(t, t0, t0.Add(time.Second), t0.Add(2*time.Second), t0)
+	f, err := newReplayFeed(path, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, total := f.Position(); total != 3 || f.readErr == nil || !strings.Contains(f.readErr.Error(), "line 5: impossible timestamp") {
+		t.Fatalf("%d snapshots to play, error %v", total, f.readErr)
+	}
+	got := make(chan *collector.Snapshot, 10)
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan error, 1)
+	go func() { ran <- f.Run(ctx, func(s *collector.Snapshot) { got <- s }) }()
+	var last *collector.Snapshot
+	for range 2 {
+		select {
+		case last = <-got:
+		case <-time.After(5 * time.Second):
+			t.Fatal("the feed does not play")
+		}
+	}
+	cancel()
+	if err := <-ran; err != nil {
+		t.Fatal(err)
+	}
+	if !last.Time.Equal(t0.Add(2*time.Second)) || len(last.Warnings) == 0 || !strings.Contains(last.Warnings[len(last.Warnings)-1], "earlier than the one before it") {
+		t.Fatalf("last played %v with warnings %q", last.Time, last.Warnings)
 	}
 }
