@@ -52,7 +52,8 @@ lab-fixtures: lab-deps
 FUZZ_TARGETS := bonding:FuzzParseProc bonding:FuzzParseNetDev bonding:FuzzReadSysfs \
 	bonding:FuzzNetlinkMessage bonding:FuzzHash record:FuzzReadFrom load:FuzzControlMessage \
 	cmd/bondtop:FuzzParseAllow \
-	intent:FuzzNetplan intent:FuzzNMKeyfile intent:FuzzIfcfg intent:FuzzNetworkd intent:FuzzIfupdown
+	intent:FuzzNetplan intent:FuzzNMKeyfile intent:FuzzIfcfg intent:FuzzNetworkd intent:FuzzIfupdown \
+	internal/printable:FuzzString
 
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \

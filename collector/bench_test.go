@@ -35,11 +35,23 @@ func fourSlaveTree(tb testing.TB) *tree {
 // list bonds, read and parse procfs, counters of five interfaces, rates,
 // events, history. Sysfs configuration is cached between ticks, as it is in
 // a run.
-func BenchmarkSamplerTickRoot(b *testing.B) {
+func BenchmarkSamplerTickRoot(b *testing.B) { benchmarkTickRoot(b, false) }
+
+// BenchmarkSamplerTickRootViaOSRoot is the same tick with every file
+// opened through os.Root (one open and close per path component), as on
+// kernels without openat2: the price of the fallback.
+func BenchmarkSamplerTickRootViaOSRoot(b *testing.B) { benchmarkTickRoot(b, true) }
+
+func benchmarkTickRoot(b *testing.B, viaOSRoot bool) {
 	tr := fourSlaveTree(b)
 	src, err := NewRootSource(tr.dir)
 	if err != nil {
 		b.Fatal(err)
+	}
+	defer src.Close()
+	if viaOSRoot {
+		closeDirFD(src.fsys.dirfd)
+		src.fsys.dirfd = -1
 	}
 	clk := &fakeClock{now: time.Unix(0, 0)}
 	s := NewSampler(src, Options{Interval: time.Second, Clock: clk.Now})

@@ -23,7 +23,7 @@ const configRefresh = 5 * time.Second
 // re-read every Read, so a changing tree behaves like a live host.
 type RootSource struct {
 	dir    string
-	fsys   fs.FS
+	fsys   *rootFS
 	clock  func() time.Time
 	config map[string]*rootConfig // by bond name
 }
@@ -40,7 +40,9 @@ type rootConfig struct {
 	noStatistics map[string]bool
 }
 
-// NewRootSource checks that dir exists and returns a source over it.
+// NewRootSource checks that dir exists and returns a source over it. The
+// tree is read as untrusted input (see rootFS): nothing outside dir, no
+// FIFOs or devices, no file larger than maxTreeFile.
 func NewRootSource(dir string) (*RootSource, error) {
 	st, err := os.Stat(dir)
 	if err != nil {
@@ -49,35 +51,15 @@ func NewRootSource(dir string) (*RootSource, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("--root %s: not a directory", dir)
 	}
-	return &RootSource{dir: dir, fsys: &rootFS{FS: os.DirFS(dir), dir: dir}, clock: time.Now, config: make(map[string]*rootConfig)}, nil
-}
-
-// rootFS is os.DirFS with a cheaper ReadFile: the files of /proc and /sys
-// are small and read every tick, and os.ReadFile's fstat (to size the
-// buffer) is a quarter of the syscalls. Not safe for concurrent use: one
-// RootSource serves one Sampler.
-type rootFS struct {
-	fs.FS
-	dir string
-	buf []byte
-}
-
-func (r *rootFS) ReadFile(name string) ([]byte, error) {
-	if !fs.ValidPath(name) {
-		return nil, &fs.PathError{Op: "readfile", Path: name, Err: fs.ErrInvalid}
-	}
-	if r.buf == nil {
-		r.buf = make([]byte, 4096)
-	}
-	n, err := readSmallFile(r.dir+"/"+name, &r.buf)
+	fsys, err := openRootFS(dir)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("--root %s: %w", dir, err)
 	}
-	return bytes.Clone(r.buf[:n]), nil
+	return &RootSource{dir: dir, fsys: fsys, clock: time.Now, config: make(map[string]*rootConfig)}, nil
 }
 
-// Close releases nothing: the root source holds no open files.
-func (s *RootSource) Close() error { return nil }
+// Close releases the tree's directory.
+func (s *RootSource) Close() error { return s.fsys.Close() }
 
 // Read implements Source.
 func (s *RootSource) Read() (Reading, error) {
@@ -178,10 +160,13 @@ func (s *RootSource) probeStatistics(bond string, sys *bonding.Bond, procSlaves 
 func (s *RootSource) readNetDev(r *Reading) (map[string]bonding.Counters, bool) {
 	data, err := fs.ReadFile(s.fsys, bonding.ProcNetDev)
 	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("/%s: %v", bonding.ProcNetDev, err))
+		}
 		return nil, false
 	}
 	m, warnings := bonding.ParseNetDev(data)
-	r.Warnings = append(r.Warnings, warnings...)
+	r.Warnings = append(r.Warnings, capWarnings("/"+bonding.ProcNetDev, warnings)...)
 	return m, true
 }
 
@@ -218,15 +203,37 @@ func procHidesRootOnly(b *bonding.Bond) bool {
 	return l.SystemMAC == nil && l.AggregatorID == nil && !l.NoActiveAggregator
 }
 
+// maxWarningsPerFile bounds the warnings one file adds to a reading: a
+// file of thousands of garbled lines says so in a few lines, not in
+// thousands every tick.
+const maxWarningsPerFile = 5
+
 // garbledWarnings turns the garbled lines of a procfs file into warnings
 // that name the file; the fields those lines held are nil.
 func garbledWarnings(file string, garbled []string) []string {
 	if len(garbled) == 0 {
 		return nil
 	}
-	out := make([]string, 0, len(garbled))
-	for _, line := range garbled {
+	out := make([]string, 0, min(len(garbled), maxWarningsPerFile+1))
+	for _, line := range garbled[:min(len(garbled), maxWarningsPerFile)] {
 		out = append(out, fmt.Sprintf("%s: cannot parse %q (that field is left empty)", file, line))
 	}
-	return out
+	return append(out, moreWarnings(file, len(garbled))...)
+}
+
+// capWarnings keeps the first maxWarningsPerFile warnings about file and
+// counts the rest.
+func capWarnings(file string, ws []string) []string {
+	if len(ws) <= maxWarningsPerFile {
+		return ws
+	}
+	return append(ws[:maxWarningsPerFile:maxWarningsPerFile], moreWarnings(file, len(ws))...)
+}
+
+// moreWarnings is the line that stands for the warnings past the cap.
+func moreWarnings(file string, n int) []string {
+	if n <= maxWarningsPerFile {
+		return nil
+	}
+	return []string{fmt.Sprintf("%s: %d more lines like these (not shown)", file, n-maxWarningsPerFile)}
 }

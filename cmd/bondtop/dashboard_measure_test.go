@@ -168,9 +168,18 @@ func cpuTicks(t *testing.T, pid string) int64 {
 // memory is VmRSS and VmHWM of pid in kB.
 func memory(t *testing.T, pid string) (rss, hwm int64) {
 	t.Helper()
-	data, err := os.ReadFile("/proc/" + pid + "/status")
+	rss, hwm, err := readMemory(pid)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return rss, hwm
+}
+
+// readMemory is VmRSS and VmHWM of pid in kB.
+func readMemory(pid string) (rss, hwm int64, err error) {
+	data, err := os.ReadFile("/proc/" + pid + "/status")
+	if err != nil {
+		return 0, 0, err
 	}
 	for _, l := range strings.Split(string(data), "\n") {
 		f := strings.Fields(l)
@@ -185,5 +194,5 @@ func memory(t *testing.T, pid string) (rss, hwm int64) {
 			hwm = v
 		}
 	}
-	return rss, hwm
+	return rss, hwm, nil
 }

@@ -44,15 +44,7 @@ func binary(t *testing.T) string {
 func hostTree(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	write := func(rel, content string) {
-		p := filepath.Join(dir, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(rel, content string) { writeTreeFile(t, dir, rel, content) }
 	proc, err := os.ReadFile("../../bonding/testdata/proc/8023ad-6.8-healthy-root.txt")
 	if err != nil {
 		t.Fatal(err)
@@ -65,6 +57,18 @@ func hostTree(t *testing.T) string {
 		writeCounters(t, dir, ifname, 0, 0)
 	}
 	return dir
+}
+
+// writeTreeFile writes DIR/rel, making its directories.
+func writeTreeFile(t *testing.T, dir, rel, content string) {
+	t.Helper()
+	p := filepath.Join(dir, rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func writeCounters(t *testing.T, dir, ifname string, rx, tx uint64) {

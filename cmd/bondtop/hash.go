@@ -23,6 +23,7 @@ import (
 
 	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/internal/printable"
 	"github.com/bondtop/bondtop/netpath"
 )
 
@@ -197,7 +198,7 @@ func hashOffline(o hashOptions, k bonding.KernelVersion, in io.Reader, stdout, s
 			}
 		}
 		bad++
-		fmt.Fprintf(stderr, "bondtop: hash: line %d: %v\n", line, err)
+		fmt.Fprintf(stderr, "bondtop: hash: line %d: %s\n", line, printable.String(err.Error()))
 		w.WriteString("- error\n")
 	}
 	if err := w.Flush(); err != nil {
@@ -426,7 +427,7 @@ func (r *hashReport) write(w io.Writer) error {
 	case bonding.ModeXOR, bonding.Mode8023AD, bonding.ModeTLB:
 		policy = p.Policy.String()
 	}
-	fmt.Fprintf(w, "%s: mode %s, xmit_hash_policy %s, kernel %s (%s)\n", r.bond.Name, p.Mode, policy, r.kernel, r.kernelFrom)
+	fmt.Fprintf(w, "%s: mode %s, xmit_hash_policy %s, kernel %s (%s)\n", printable.String(r.bond.Name), p.Mode, policy, r.kernel, r.kernelFrom)
 	via := r.path.Dev
 	if r.path.VLAN != 0 {
 		via = fmt.Sprintf("%s (VLAN %d on %s)", r.path.Dev, r.path.VLAN, r.bond.Name)
@@ -438,11 +439,11 @@ func (r *hashReport) write(w io.Writer) error {
 		nh += " (no neighbour entry yet)"
 	}
 	fmt.Fprintf(w, "route: %s -> %s via %s, next hop %s, source MAC %s\n",
-		r.path.Src, f.Dst, via, nh, net.HardwareAddr(r.path.SrcMAC[:]))
+		r.path.Src, f.Dst, printable.String(via), nh, net.HardwareAddr(r.path.SrcMAC[:]))
 	usable, excluded := bonding.UsableSlaves(r.bond)
-	fmt.Fprintf(w, "usable slaves (enslave order): %s\n", joinOrNone(usable))
+	fmt.Fprintf(w, "usable slaves (enslave order): %s\n", printable.String(joinOrNone(usable)))
 	for _, e := range excluded {
-		fmt.Fprintf(w, "  not usable: %s: %s\n", e.Slave, e.Reason)
+		fmt.Fprintf(w, "  not usable: %s: %s\n", printable.String(e.Slave), printable.String(e.Reason))
 	}
 	if needsDstMAC(p.Policy) && !r.path.HaveDstMAC && (p.Mode == bonding.ModeXOR || p.Mode == bonding.Mode8023AD || p.Mode == bonding.ModeTLB) {
 		return fmt.Errorf("%s hashes the next hop's MAC and %s has no neighbour entry: send it a packet (ping -c1 %s) and ask again", p.Policy, r.path.NextHop, r.path.NextHop)
@@ -472,16 +473,16 @@ func (r *hashReport) writeOne(w io.Writer, f *bonding.Flow) error {
 	fmt.Fprintf(w, "flow: %s %s port %s -> %s\n", r.proto, f.Src, sport, netip.AddrPortFrom(f.Dst, f.DstPort))
 	switch c.Outcome {
 	case bonding.Hashed:
-		fmt.Fprintf(w, "slave: %s  (hash 0x%08x %% %d usable = %d)\n", c.Slave, c.Hash, c.Count, c.Index)
+		fmt.Fprintf(w, "slave: %s  (hash 0x%08x %% %d usable = %d)\n", printable.String(c.Slave), c.Hash, c.Count, c.Index)
 	case bonding.Active:
-		fmt.Fprintf(w, "slave: %s  (%s)\n", c.Slave, c.Reason)
+		fmt.Fprintf(w, "slave: %s  (%s)\n", printable.String(c.Slave), printable.String(c.Reason))
 	default:
-		fmt.Fprintf(w, "slave: -  (%s: %s)\n", c.Outcome, c.Reason)
+		fmt.Fprintf(w, "slave: -  (%s: %s)\n", c.Outcome, printable.String(c.Reason))
 		if r.pred.Policy == bonding.PolicyEncap34 && f.L4Hash {
 			g := *f
 			g.L4Hash = false
 			if c2, err := r.pred.Predict(&g); err == nil && c2.Outcome == bonding.Hashed {
-				fmt.Fprintf(w, "  a packet without a socket hash (forwarded, unconnected UDP) would take %s (hash 0x%08x)\n", c2.Slave, c2.Hash)
+				fmt.Fprintf(w, "  a packet without a socket hash (forwarded, unconnected UDP) would take %s (hash 0x%08x)\n", printable.String(c2.Slave), c2.Hash)
 			}
 		}
 	}
@@ -512,7 +513,7 @@ func (r *hashReport) writeRange(w io.Writer, f *bonding.Flow) error {
 	fmt.Fprintf(w, "flow: %s %s port %d-%d (the kernel picks; --sport N for one) -> %s\n", r.proto, f.Src, lo, hi, netip.AddrPortFrom(f.Dst, f.DstPort))
 	fmt.Fprintf(w, "slave: depends on the source port:\n")
 	for _, s := range r.pred.Usable {
-		fmt.Fprintf(w, "  %-12s %5.1f%% of source ports\n", s, 100*float64(counts[s])/float64(n))
+		fmt.Fprintf(w, "  %-12s %5.1f%% of source ports\n", printable.String(s), 100*float64(counts[s])/float64(n))
 	}
 	return nil
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/internal/printable"
 	"github.com/bondtop/bondtop/internal/units"
 	"github.com/bondtop/bondtop/load"
 	"github.com/bondtop/bondtop/netpath"
@@ -366,7 +367,7 @@ func printInterval(w io.Writer, iv *load.Interval, bp *bondPath) {
 			line += fmt.Sprintf("  lost %d/%d  jitter %s", s.Lost, s.Packets, s.Jitter.Round(time.Microsecond))
 		}
 		if sl := bp.predicted(s.StreamInfo); sl != "" {
-			line += "  slave " + sl
+			line += "  slave " + printable.String(sl)
 		}
 		fmt.Fprintln(w, line)
 	}
@@ -397,7 +398,7 @@ func printSummary(w io.Writer, sum *load.Summary, slaves []slaveDelta, bp *bondP
 			line += fmt.Sprintf("  lost %d/%d  jitter %s", s.Lost, s.Packets, s.Jitter.Round(time.Microsecond))
 		}
 		if sl := bp.predicted(s.StreamInfo); sl != "" {
-			line += "  slave " + sl
+			line += "  slave " + printable.String(sl)
 		}
 		fmt.Fprintln(w, line)
 	}
@@ -411,7 +412,7 @@ func printSummary(w io.Writer, sum *load.Summary, slaves []slaveDelta, bp *bondP
 		for _, s := range slaves {
 			parts = append(parts, fmt.Sprintf("%s tx %s rx %s", s.Name, formatBytes(s.TxBytes), formatBytes(s.RxBytes)))
 		}
-		fmt.Fprintf(w, "%s during the test: %s\n", bp.bond, strings.Join(parts, ", "))
+		fmt.Fprintf(w, "%s during the test: %s\n", printable.String(bp.bond), printable.String(strings.Join(parts, ", ")))
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/internal/printable"
 )
 
 // version is set by the build (-ldflags "-X main.version=v1.2.3"); without
@@ -222,7 +223,9 @@ func fail(stderr io.Writer, err error) int {
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "bondtop: %v\n", err)
+	// Errors can quote names and text read from the host, a tree or a
+	// recording.
+	fmt.Fprintf(stderr, "bondtop: %s\n", printable.String(err.Error()))
 	var nf *collector.NotFoundError
 	if errors.As(err, &nf) {
 		return exitUsage

@@ -14,6 +14,7 @@ import (
 
 	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/internal/printable"
 	"github.com/bondtop/bondtop/internal/units"
 )
 
@@ -112,13 +113,13 @@ func listBonds(src collector.Source, asJSON bool, w io.Writer) error {
 				up++
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d/%d\n", b.Name, dash(b.Mode), dash(b.MIIStatus), strings.Join(names, ","), up, len(b.Slaves))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d/%d\n", printable.String(b.Name), dash(b.Mode), dash(b.MIIStatus), printable.String(strings.Join(names, ",")), up, len(b.Slaves))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	for _, wmsg := range r.Warnings {
-		fmt.Fprintf(w, "warning: %s\n", wmsg)
+		fmt.Fprintf(w, "warning: %s\n", printable.String(wmsg))
 	}
 	return nil
 }
@@ -132,16 +133,16 @@ func printSnapshot(w io.Writer, snap *collector.Snapshot) error {
 		printBond(w, &snap.Bonds[i])
 	}
 	for _, name := range snap.Missing {
-		fmt.Fprintf(w, "%s: gone\n", name)
+		fmt.Fprintf(w, "%s: gone\n", printable.String(name))
 	}
 	for _, e := range snap.Events {
-		fmt.Fprintf(w, "event %s %s\n", e.Time.Format("15:04:05.000"), e.Message)
+		fmt.Fprintf(w, "event %s %s\n", e.Time.Format("15:04:05.000"), printable.String(e.Message))
 	}
 	for _, n := range snap.Notes {
-		fmt.Fprintf(w, "note: %s\n", n)
+		fmt.Fprintf(w, "note: %s\n", printable.String(n))
 	}
 	for _, wmsg := range snap.Warnings {
-		fmt.Fprintf(w, "warning: %s\n", wmsg)
+		fmt.Fprintf(w, "warning: %s\n", printable.String(wmsg))
 	}
 	return nil
 }
@@ -173,7 +174,7 @@ func printBond(w io.Writer, b *collector.BondSample) {
 			head = append(head, "partner "+*l.PartnerMAC)
 		}
 	}
-	fmt.Fprintln(w, strings.Join(head, "  "))
+	fmt.Fprintln(w, printable.String(strings.Join(head, "  ")))
 	fmt.Fprintf(w, "  rx %s  tx %s\n", bits(b.RxBps), bits(b.TxBps))
 
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -197,7 +198,7 @@ func printBond(w io.Writer, b *collector.BondSample) {
 		if s.SpeedMbps != nil {
 			speed = units.Speed(*s.SpeedMbps)
 			if s.Duplex != nil && *s.Duplex != "full" {
-				speed += "/" + *s.Duplex
+				speed += "/" + printable.String(*s.Duplex)
 			}
 		}
 		agg := intDash(s.AggregatorID)
@@ -217,7 +218,7 @@ func printBond(w io.Writer, b *collector.BondSample) {
 			drops = sumDash(iv.RxDropped, iv.TxDropped, iv.RxOverErrors, iv.RxFifoErrors)
 		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s%s\n",
-			s.Name, dash(s.MIIStatus), dash(s.State), speed, agg, stateDash(actor), stateDash(partner),
+			printable.String(s.Name), dash(s.MIIStatus), dash(s.State), speed, agg, stateDash(actor), stateDash(partner),
 			bits(s.RxBps), bits(s.TxBps), pct(s.ShareRx), pct(s.ShareTx), errs, drops, intDash(s.LinkFailureCount), flowCols(s))
 	}
 	_ = tw.Flush()
@@ -228,7 +229,7 @@ func printBond(w io.Writer, b *collector.BondSample) {
 // --json carries the why and what to do (detail) too.
 func printFindings(w io.Writer, fs []collector.Finding) {
 	for _, f := range fs {
-		fmt.Fprintf(w, "  %-8s %s  [%s]\n", strings.ToUpper(string(f.Severity)), f.Message, f.ID)
+		fmt.Fprintf(w, "  %-8s %s  [%s]\n", printable.String(strings.ToUpper(string(f.Severity))), printable.String(f.Message), printable.String(f.ID))
 	}
 }
 
@@ -239,11 +240,13 @@ func deref(p *string) string {
 	return *p
 }
 
+// dash is a text field as printed: "-" when unknown, control characters
+// made visible (it came from the host, a tree or a recording).
 func dash(p *string) string {
 	if p == nil {
 		return "-"
 	}
-	return *p
+	return printable.String(*p)
 }
 
 func intDash(p *int) string {

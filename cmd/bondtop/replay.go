@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/internal/filekind"
 	"github.com/bondtop/bondtop/record"
 )
 
@@ -44,114 +45,246 @@ func startRecording(path string, o options) (sink func(*collector.Snapshot), fin
 	return sink, finish, nil
 }
 
-// replay plays a recording in the mode the flags ask for. --json prints
-// the recorded lines exactly as they were written; a damaged file prints
-// what it holds, then the error.
+// replay plays a recording in the mode the flags ask for, reading it as
+// it goes: memory does not grow with the file. --json prints the recorded
+// lines exactly as they were written; a damaged file prints what it holds
+// up to the damage, then the error.
 func replay(o options, stdout, stderr io.Writer) error {
-	rec, readErr := record.Read(o.replay)
-	if rec == nil || len(rec.Entries) == 0 {
-		if readErr == nil {
-			readErr = fmt.Errorf("%s holds no snapshots", o.replay)
-		}
-		return readErr
-	}
-	entries := rec.Entries
-	switch {
-	case o.once || o.count > 0:
-		n := max(o.count, 1)
-		if n > len(entries) {
-			n = len(entries)
-		}
-		for i, e := range entries[:n] {
-			if o.json {
-				fmt.Fprintf(stdout, "%s\n", e.Raw)
-				continue
-			}
-			if i > 0 {
-				fmt.Fprintln(stdout)
-			}
-			_ = printSnapshot(stdout, e.Snapshot)
-		}
-		if o.count > len(entries) && readErr == nil {
-			fmt.Fprintf(stderr, "bondtop: %s holds %d snapshots, fewer than --count %d\n", o.replay, len(entries), o.count)
-		}
-		return readErr
-	}
-	if isTerminal(stdout) {
-		if err := replayDashboard(newReplayFeed(entries, o.speed, readErr), o); err != nil {
+	if (o.once || o.count > 0) || !isTerminal(stdout) {
+		rd, err := record.Open(o.replay)
+		if err != nil {
 			return err
 		}
-		return readErr
-	}
-	// Not a terminal: print the recording at its pace, once.
-	for i, e := range entries {
-		if i > 0 {
-			time.Sleep(time.Duration(float64(e.Snapshot.Time.Sub(entries[i-1].Snapshot.Time)) / o.speed))
+		defer rd.Close()
+		if o.once || o.count > 0 {
+			return replayPrint(rd, o, stdout, stderr)
 		}
-		fmt.Fprintf(stdout, "--- %s\n", e.Snapshot.Time.Format("2006-01-02 15:04:05.000"))
-		_ = printSnapshot(stdout, e.Snapshot)
+		return replayPaced(rd, o, stdout)
 	}
-	return readErr
+	feed, err := newReplayFeed(o.replay, o.speed)
+	if err != nil {
+		return err
+	}
+	defer feed.Close()
+	if err := replayDashboard(feed, o); err != nil {
+		return err
+	}
+	return feed.readErr
 }
 
-// replayFeed plays recorded snapshots at their recorded pace divided by
-// speed. It is the dashboard's Feed for --replay, and a ui.Player: p pauses
-// the playback itself, and seeking jumps through the recording. The history
-// the graphs read is rebuilt from the recording up to the position, so a
-// jump back shows the graphs as they were then.
+// replayPrint prints the first snapshot (--once) or the first N (--count).
+func replayPrint(rd *record.Reader, o options, stdout, stderr io.Writer) error {
+	n := max(o.count, 1)
+	for rd.Read() < n {
+		e, err := rd.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if o.json {
+			fmt.Fprintf(stdout, "%s\n", e.Raw)
+			continue
+		}
+		if rd.Read() > 1 {
+			fmt.Fprintln(stdout)
+		}
+		_ = printSnapshot(stdout, e.Snapshot)
+	}
+	if rd.Read() == 0 {
+		return fmt.Errorf("%s holds no snapshots", o.replay)
+	}
+	if o.count > rd.Read() {
+		fmt.Fprintf(stderr, "bondtop: %s holds %d snapshots, fewer than --count %d\n", o.replay, rd.Read(), o.count)
+	}
+	return nil
+}
+
+// replayPaced prints the recording at its pace, once (stdout is not a
+// terminal). A long stretch without snapshots (the recorder was stopped,
+// or the host slept) is skipped, not waited through.
+func replayPaced(rd *record.Reader, o options, stdout io.Writer) error {
+	var prev time.Time
+	for {
+		e, err := rd.Next()
+		if err == io.EOF {
+			if rd.Read() == 0 {
+				return fmt.Errorf("%s holds no snapshots", o.replay)
+			}
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if rd.Read() > 1 {
+			wait, skipped := replayWait(e.Time.Sub(prev), rd.Header())
+			if skipped {
+				fmt.Fprintf(stdout, "--- no snapshots for %v (skipped)\n", e.Time.Sub(prev).Round(time.Second))
+			}
+			time.Sleep(time.Duration(float64(wait) / o.speed))
+		}
+		prev = e.Time
+		fmt.Fprintf(stdout, "--- %s\n", e.Time.Format("2006-01-02 15:04:05.000"))
+		_ = printSnapshot(stdout, e.Snapshot)
+	}
+}
+
+// replayWait is how long a replay waits, in recorded time, for a
+// snapshot that came gap after the one before it: the gap itself, unless
+// it is much longer than the recording's interval, when the recorder was
+// not running (a new session appended later, a host that slept); then
+// one interval, and skipped is true.
+func replayWait(gap time.Duration, h *record.Header) (wait time.Duration, skipped bool) {
+	interval := collector.DefaultInterval
+	if h != nil && h.Interval > 0 {
+		interval = time.Duration(h.Interval * float64(time.Second))
+	}
+	if gap > max(time.Minute, 3*interval) {
+		return interval, true
+	}
+	return max(gap, 0), false
+}
+
+// replayFeed plays a recording at its recorded pace divided by speed. It
+// is the dashboard's Feed for --replay, and a ui.Player: p pauses the
+// playback itself, and seeking jumps through the recording. It holds the
+// time of every snapshot (8 bytes each, for seeking) and reads the
+// snapshots themselves from the file as they are played; the history the
+// graphs read is rebuilt from the recording up to the position, so a jump
+// back shows the graphs as they were then.
 type replayFeed struct {
-	entries  []record.Entry
+	path     string
 	speed    float64
 	interval time.Duration
-	warning  string // a damaged file's error, shown on the last snapshot
+	times    []int64 // Unix nanoseconds of every playable snapshot
+	header   record.Header
+	readErr  error  // a damaged file's error: the snapshots after it are not played
+	warning  string // readErr, shown on the last snapshot
+	first    *collector.Snapshot
 	hist     atomic.Pointer[collector.History]
+
+	// The file as Run reads it: rd's next snapshot is number rdNext.
+	rd     *record.Reader
+	rdNext int
 
 	mu     sync.Mutex
 	pos    int  // index of the snapshot on screen
 	paused bool // the user paused playback
-	jumped bool // a seek moved pos: Run shows entries[pos] at once
+	jumped bool // a seek moved pos: Run shows snapshot pos at once
 	wake   chan struct{}
 }
 
-func newReplayFeed(entries []record.Entry, speed float64, readErr error) *replayFeed {
-	interval := collector.DefaultInterval
-	if len(entries) > 1 {
-		if d := entries[1].Snapshot.Time.Sub(entries[0].Snapshot.Time); d > 0 {
-			interval = d
+// newReplayFeed reads the recording once for the times of its snapshots
+// (checking them) and opens it for playing.
+func newReplayFeed(path string, speed float64) (*replayFeed, error) {
+	f := &replayFeed{path: path, speed: speed, interval: collector.DefaultInterval, wake: make(chan struct{}, 1)}
+	// Seeking reopens the file: a pipe would be empty the second time.
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("--replay %s is %s: the dashboard jumps through a recording, so it needs a regular file (--count N prints from a pipe)", path, filekind.Of(st.Mode()))
+	}
+	rd, err := record.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	rd.TimesOnly = true
+	for {
+		e, err := rd.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			f.readErr, f.warning = err, err.Error()
+			break
+		}
+		f.times = append(f.times, e.Time.UnixNano())
+		if len(f.times) == 1 {
+			f.header = *rd.Header()
 		}
 	}
-	f := &replayFeed{entries: entries, speed: speed, interval: interval, wake: make(chan struct{}, 1)}
-	if readErr != nil {
-		f.warning = readErr.Error()
+	rd.Close()
+	if len(f.times) == 0 {
+		if f.readErr == nil {
+			f.readErr = fmt.Errorf("%s holds no snapshots", path)
+		}
+		return nil, f.readErr
 	}
-	f.hist.Store(f.historyUpTo(0))
-	return f
+	if len(f.times) > 1 {
+		if d := time.Duration(f.times[1] - f.times[0]); d > 0 {
+			f.interval = d
+		}
+	}
+	h, first, err := f.historyUpTo(0)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	f.first = first
+	f.hist.Store(h)
+	return f, nil
 }
 
-// historyUpTo builds the graphs' history from the first snapshot to entry i.
-func (f *replayFeed) historyUpTo(i int) *collector.History {
-	h := collector.NewHistory(collector.DefaultHistory, max(f.interval, collector.MinInterval))
-	for j := range i + 1 {
-		h.Record(f.shown(f.entries[j].Snapshot, j == len(f.entries)-1))
+// Close releases the file.
+func (f *replayFeed) Close() error {
+	if f.rd == nil {
+		return nil
 	}
-	return h
+	return f.rd.Close()
+}
+
+// snapshot reads snapshot i as the dashboard gets it: played forward it
+// is the next line of the open file; a jump back opens the file again.
+// Only Run's goroutine (and the constructor) call it.
+func (f *replayFeed) snapshot(i int) (*collector.Snapshot, error) {
+	if f.rd == nil || i < f.rdNext {
+		if f.rd != nil {
+			f.rd.Close()
+		}
+		rd, err := record.Open(f.path)
+		if err != nil {
+			return nil, err
+		}
+		f.rd, f.rdNext = rd, 0
+	}
+	if err := f.rd.Skip(i - f.rdNext); err != nil {
+		return nil, err
+	}
+	e, err := f.rd.Next()
+	if err != nil {
+		return nil, err // a line whose time read well but whose snapshot does not, or a file changed since
+	}
+	f.rdNext = i + 1
+	return f.shown(e.Snapshot, i == len(f.times)-1), nil
+}
+
+// historyUpTo builds the graphs' history from the recording up to
+// snapshot i, reading only the snapshots the history keeps, and returns
+// it with snapshot i.
+func (f *replayFeed) historyUpTo(i int) (*collector.History, *collector.Snapshot, error) {
+	h := collector.NewHistory(collector.DefaultHistory, max(f.interval, collector.MinInterval))
+	from := sort.Search(i, func(j int) bool { return f.times[j] >= f.times[i]-int64(collector.DefaultHistory) })
+	var s *collector.Snapshot
+	for j := from; j <= i; j++ {
+		var err error
+		if s, err = f.snapshot(j); err != nil {
+			return nil, nil, err
+		}
+		h.Record(s)
+	}
+	return h, s, nil
 }
 
 // shown is the snapshot as the dashboard gets it: the last one of a damaged
 // recording carries the read error as a warning.
 func (f *replayFeed) shown(s *collector.Snapshot, last bool) *collector.Snapshot {
-	if !last || f.warning == "" {
-		return s
+	if last && f.warning != "" {
+		s.Warnings = append(s.Warnings, f.warning)
 	}
-	copied := *s // recorded snapshots stay as they were
-	copied.Warnings = append(append([]string(nil), s.Warnings...), f.warning)
-	return &copied
+	return s
 }
 
 // First is the first recorded snapshot.
-func (f *replayFeed) First() *collector.Snapshot {
-	return f.shown(f.entries[0].Snapshot, len(f.entries) == 1)
-}
+func (f *replayFeed) First() *collector.Snapshot { return f.first }
 
 // Run plays the snapshots after the first until ctx ends, waiting while
 // paused or at the end of the recording (a seek back plays again).
@@ -164,14 +297,19 @@ func (f *replayFeed) Run(ctx context.Context, emit func(*collector.Snapshot)) er
 			f.jumped = false
 			i := f.pos
 			f.mu.Unlock()
-			emit(f.shown(f.entries[i].Snapshot, i == len(f.entries)-1))
+			h, s, err := f.historyUpTo(i)
+			if err != nil {
+				return err
+			}
+			f.hist.Store(h)
+			emit(s)
 			continue
 		}
 		var wait time.Duration = -1 // -1: nothing to play until woken
 		next := f.pos + 1
-		if !f.paused && next < len(f.entries) {
-			wait = time.Duration(float64(f.entries[next].Snapshot.Time.Sub(f.entries[f.pos].Snapshot.Time)) / f.speed)
-			wait = max(wait, 0)
+		if !f.paused && next < len(f.times) {
+			gap, _ := replayWait(time.Duration(f.times[next]-f.times[f.pos]), &f.header)
+			wait = time.Duration(float64(gap) / f.speed)
 		}
 		f.mu.Unlock()
 
@@ -195,8 +333,17 @@ func (f *replayFeed) Run(ctx context.Context, emit func(*collector.Snapshot)) er
 			f.mu.Unlock()
 			continue // a seek or pause arrived while waiting
 		}
+		f.mu.Unlock()
+		s, err := f.snapshot(next)
+		if err != nil {
+			return err
+		}
+		f.mu.Lock()
+		if f.jumped || f.paused || f.pos+1 != next {
+			f.mu.Unlock()
+			continue // a seek or pause arrived while reading
+		}
 		f.pos = next
-		s := f.shown(f.entries[next].Snapshot, next == len(f.entries)-1)
 		f.mu.Unlock()
 		f.hist.Load().Record(s)
 		emit(s)
@@ -211,19 +358,18 @@ func (f *replayFeed) Pause(paused bool) {
 	f.poke()
 }
 
-// Seek moves the playback by d of recorded time (negative: back) and shows
-// the snapshot there at once.
+// Seek moves the playback by d of recorded time (negative: back); Run
+// shows the snapshot there at once.
 func (f *replayFeed) Seek(d time.Duration) {
 	f.mu.Lock()
-	target := f.entries[f.pos].Snapshot.Time.Add(d)
-	i := sort.Search(len(f.entries), func(i int) bool { return !f.entries[i].Snapshot.Time.Before(target) })
-	if d < 0 && i > 0 && f.entries[min(i, len(f.entries)-1)].Snapshot.Time.After(target) {
+	target := f.times[f.pos] + int64(d)
+	i := sort.Search(len(f.times), func(i int) bool { return f.times[i] >= target })
+	if d < 0 && i > 0 && f.times[min(i, len(f.times)-1)] > target {
 		i-- // back: the last snapshot at or before the target
 	}
-	i = min(max(i, 0), len(f.entries)-1)
+	i = min(max(i, 0), len(f.times)-1)
 	if i != f.pos {
 		f.pos, f.jumped = i, true
-		f.hist.Store(f.historyUpTo(i))
 	}
 	f.mu.Unlock()
 	f.poke()
@@ -234,7 +380,7 @@ func (f *replayFeed) Seek(d time.Duration) {
 func (f *replayFeed) Position() (index, total int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.pos, len(f.entries)
+	return f.pos, len(f.times)
 }
 
 func (f *replayFeed) poke() {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,8 +11,9 @@ import (
 	"github.com/bondtop/bondtop/record"
 )
 
-// recordedDemo records n snapshots of the demo one second apart.
-func recordedDemo(t *testing.T, n int) []record.Entry {
+// recordedDemo records n snapshots of the demo one second apart and
+// returns the file's path.
+func recordedDemo(t *testing.T, n int) string {
 	t.Helper()
 	now := time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
@@ -34,23 +36,28 @@ func recordedDemo(t *testing.T, n int) []record.Entry {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	rec, err := record.Read(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rec.Entries
+	return path
 }
 
 // TestReplayFeedPauseSeek plays a 60 s recording at 1000x, pauses it, seeks
 // back and forward, and checks what the dashboard would be handed.
 func TestReplayFeedPauseSeek(t *testing.T) {
-	entries := recordedDemo(t, 60)
-	f := newReplayFeed(entries, 1000, nil)
+	f, err := newReplayFeed(recordedDemo(t, 60), 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
 	got := make(chan *collector.Snapshot, 100)
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go f.Run(ctx, func(s *collector.Snapshot) { got <- s })
-	t0 := entries[0].Snapshot.Time
+	ran := make(chan error, 1)
+	go func() { ran <- f.Run(ctx, func(s *collector.Snapshot) { got <- s }) }()
+	defer func() {
+		cancel()
+		if err := <-ran; err != nil {
+			t.Error(err)
+		}
+		f.Close()
+	}()
+	t0 := f.First().Time
 	at := func(s *collector.Snapshot) time.Duration { return s.Time.Sub(t0) }
 	next := func() *collector.Snapshot {
 		t.Helper()
@@ -93,5 +100,40 @@ func TestReplayFeedPauseSeek(t *testing.T) {
 	time.Sleep(50 * time.Millisecond)
 	if len(got) != 0 {
 		t.Fatal("played past the end of the recording")
+	}
+}
+
+// TestReplayFeedStopsAtImpossibleTime: the dashboard plays a recording up
+// to a snapshot whose time goes back; the last one it plays carries the
+// error, and replay returns it when the dashboard ends.
+func TestReplayFeedStopsAtImpossibleTime(t *testing.T) {
+	t0 := time.Now().Add(-time.Hour).Truncate(time.Second)
+	path := writeTimedRecording(t, t0, t0.Add(time.Second), t0.Add(2*time.Second), t0)
+	f, err := newReplayFeed(path, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, total := f.Position(); total != 3 || f.readErr == nil || !strings.Contains(f.readErr.Error(), "line 5: impossible timestamp") {
+		t.Fatalf("%d snapshots to play, error %v", total, f.readErr)
+	}
+	got := make(chan *collector.Snapshot, 10)
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan error, 1)
+	go func() { ran <- f.Run(ctx, func(s *collector.Snapshot) { got <- s }) }()
+	var last *collector.Snapshot
+	for range 2 {
+		select {
+		case last = <-got:
+		case <-time.After(5 * time.Second):
+			t.Fatal("the feed does not play")
+		}
+	}
+	cancel()
+	if err := <-ran; err != nil {
+		t.Fatal(err)
+	}
+	if !last.Time.Equal(t0.Add(2*time.Second)) || len(last.Warnings) == 0 || !strings.Contains(last.Warnings[len(last.Warnings)-1], "earlier than the one before it") {
+		t.Fatalf("last played %v with warnings %q", last.Time, last.Warnings)
 	}
 }

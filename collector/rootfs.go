@@ -1,0 +1,151 @@
+package collector
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"slices"
+	"strings"
+	"syscall"
+
+	"github.com/bondtop/bondtop/internal/filekind"
+)
+
+// maxTreeFile bounds what is read of one file of a --root tree: the
+// largest real procfs or sysfs file of a bond (a /proc/net/bonding report
+// of a bond with hundreds of slaves, /proc/net/dev of thousands of
+// interfaces) stays far below it, and a huge or endless file (a link to
+// /dev/zero) costs no more than this.
+const maxTreeFile = 1 << 20
+
+// errNotRegular and errTooLarge are the reasons a tree file is refused.
+var (
+	errNotRegular = errors.New("not a regular file")
+	errTooLarge   = fmt.Errorf("larger than %d KiB, far more than any procfs or sysfs file: not read", maxTreeFile>>10)
+)
+
+// rootFS is the file system of a --root tree, which may come from another
+// host and is not trusted: every path is resolved beneath the tree
+// (symbolic links that lead out of it are refused, not followed), only
+// regular files are read (a FIFO or a device is refused without blocking),
+// and a read stops at maxTreeFile. On Linux one openat2(RESOLVE_BENEATH)
+// opens a file; elsewhere, or on kernels without openat2, os.Root does the
+// same walk one component at a time.
+//
+// ReadFile reuses one buffer, so a rootFS is not safe for concurrent use:
+// one RootSource serves one Sampler.
+type rootFS struct {
+	root  *os.Root
+	dir   string
+	dirfd int // the tree's directory for openat2; -1 when not used
+	buf   []byte
+}
+
+func openRootFS(dir string) (*rootFS, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	return &rootFS{root: root, dir: dir, dirfd: openDirFD(dir)}, nil
+}
+
+func (r *rootFS) Close() error {
+	closeDirFD(r.dirfd)
+	return r.root.Close()
+}
+
+// Open opens name beneath the tree without blocking on a FIFO.
+func (r *rootFS) Open(name string) (fs.File, error) {
+	if !fs.ValidPath(name) {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
+	}
+	return r.root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+}
+
+// Stat follows symbolic links only as long as they stay in the tree.
+func (r *rootFS) Stat(name string) (fs.FileInfo, error) {
+	if !fs.ValidPath(name) {
+		return nil, &fs.PathError{Op: "stat", Path: name, Err: fs.ErrInvalid}
+	}
+	return r.root.Stat(name)
+}
+
+// ReadDir lists a directory of the tree, sorted by name.
+func (r *rootFS) ReadDir(name string) ([]fs.DirEntry, error) {
+	f, err := r.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	d, ok := f.(fs.ReadDirFile)
+	if !ok {
+		return nil, &fs.PathError{Op: "readdir", Path: name, Err: syscall.ENOTDIR}
+	}
+	entries, err := d.ReadDir(-1)
+	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return entries, err
+}
+
+// ReadFile reads a regular file of the tree, at most maxTreeFile bytes.
+func (r *rootFS) ReadFile(name string) ([]byte, error) {
+	if !fs.ValidPath(name) {
+		return nil, &fs.PathError{Op: "readfile", Path: name, Err: fs.ErrInvalid}
+	}
+	if r.buf == nil {
+		r.buf = make([]byte, 4096)
+	}
+	n, done, err := r.readBeneath(name)
+	if !done {
+		n, err = r.readViaRoot(name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return bytes.Clone(r.buf[:n]), nil
+}
+
+// readViaRoot is ReadFile through os.Root.
+func (r *rootFS) readViaRoot(name string) (int, error) {
+	f, err := r.root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	if !st.Mode().IsRegular() {
+		return 0, r.notRegular(name, filekind.Of(st.Mode()))
+	}
+	return r.readCapped(name, f.Read)
+}
+
+func (r *rootFS) notRegular(name, kind string) error {
+	return &fs.PathError{Op: "open", Path: r.dir + "/" + name, Err: fmt.Errorf("%w (%s)", errNotRegular, kind)}
+}
+
+// readCapped reads into r.buf, growing it, until the end of the file or
+// maxTreeFile bytes.
+func (r *rootFS) readCapped(name string, read func([]byte) (int, error)) (int, error) {
+	n := 0
+	for {
+		if n == len(r.buf) {
+			if n > maxTreeFile {
+				return 0, &fs.PathError{Op: "read", Path: r.dir + "/" + name, Err: errTooLarge}
+			}
+			r.buf = append(r.buf, make([]byte, min(len(r.buf), maxTreeFile+1-len(r.buf)))...)
+		}
+		m, err := read(r.buf[n:])
+		n += m
+		if err == io.EOF || (err == nil && m == 0) {
+			return n, nil
+		}
+		if err != nil {
+			return 0, &fs.PathError{Op: "read", Path: r.dir + "/" + name, Err: err}
+		}
+	}
+}

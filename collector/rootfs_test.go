@@ -1,0 +1,186 @@
+package collector
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+const outsideSecret = "outside-secret-4c1f"
+
+// hostileTree is activeBackupTree plus what a tree from an untrusted host
+// can hold: links out of the tree (absolute and by ..), a link to
+// /dev/zero, a FIFO, a file far larger than any procfs file; and a link
+// that stays inside the tree, as copied sysfs trees have.
+func hostileTree(t *testing.T) *tree {
+	t.Helper()
+	outside := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(outside, []byte(outsideSecret+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tr := activeBackupTree(t)
+	link := func(target, rel string) {
+		t.Helper()
+		tr.remove(rel)
+		if err := os.Symlink(target, filepath.Join(tr.dir, rel)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tr.write("sys/class/net/bond0/bonding/active_slave", "")
+	link(outside, "sys/class/net/bond0/bonding/active_slave")
+	rel, err := filepath.Rel(filepath.Join(tr.dir, "sys/class/net/bond0/bonding"), outside)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.write("sys/class/net/bond0/bonding/primary", "")
+	link(rel, "sys/class/net/bond0/bonding/primary")
+	tr.write("sys/class/net/bond0/bonding/xmit_hash_policy", "")
+	link("/dev/zero", "sys/class/net/bond0/bonding/xmit_hash_policy")
+	tr.remove("sys/class/net/bond0/bonding/mode")
+	if err := syscall.Mkfifo(filepath.Join(tr.dir, "sys/class/net/bond0/bonding/mode"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tr.write("proc/net/dev", strings.Repeat("garbage line that is not an interface\n", 60000))
+	// Inside the tree: eth1's mtu is a relative link to eth0's.
+	tr.write("sys/class/net/eth0/mtu", "9000\n")
+	link("../eth0/mtu", "sys/class/net/eth1/mtu")
+	return tr
+}
+
+// TestRootFSRefusesHostileFiles reads each hostile file through both ways
+// of opening (openat2 where the kernel has it, and os.Root): nothing
+// outside the tree is read, nothing blocks, and the errors say why.
+func TestRootFSRefusesHostileFiles(t *testing.T) {
+	tr := hostileTree(t)
+	for _, viaRoot := range []bool{false, true} {
+		r, err := openRootFS(tr.dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if viaRoot {
+			closeDirFD(r.dirfd)
+			r.dirfd = -1
+		}
+		for file, want := range map[string]string{
+			"sys/class/net/bond0/bonding/active_slave":     "",
+			"sys/class/net/bond0/bonding/primary":          "",
+			"sys/class/net/bond0/bonding/xmit_hash_policy": "",
+			"sys/class/net/bond0/bonding/mode":             "not a regular file (a FIFO)",
+			"proc/net/dev":                                 "larger than 1024 KiB",
+		} {
+			done := make(chan struct{})
+			var data []byte
+			go func() {
+				data, err = r.ReadFile(file)
+				close(done)
+			}()
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				t.Fatalf("viaRoot %v: reading %s blocks", viaRoot, file)
+			}
+			if err == nil || strings.Contains(string(data), outsideSecret) {
+				t.Errorf("viaRoot %v: %s read %d bytes (%q), want an error", viaRoot, file, len(data), truncateForTest(data))
+				continue
+			}
+			if want != "" && !strings.Contains(err.Error(), want) {
+				t.Errorf("viaRoot %v: %s: %v, want %q", viaRoot, file, err, want)
+			}
+		}
+		if data, err := r.ReadFile("sys/class/net/eth1/mtu"); err != nil || string(data) != "9000\n" {
+			t.Errorf("viaRoot %v: a link inside the tree: %q, %v", viaRoot, data, err)
+		}
+		if _, err := r.Stat("sys/class/net/bond0/bonding/active_slave"); err == nil {
+			t.Errorf("viaRoot %v: Stat followed a link out of the tree", viaRoot)
+		}
+		if _, err := fs.ReadDir(r, "sys/class/net/bond0/bonding/mode"); err == nil || errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("viaRoot %v: ReadDir of a FIFO: %v", viaRoot, err)
+		}
+		r.Close()
+	}
+}
+
+// TestRootSourceHostileTree reads the hostile tree as bondtop does: the
+// reading finishes, holds nothing from outside, keeps what the tree
+// rightly says (the bond, its slaves, the linked mtu), and warns about each
+// refused file.
+func TestRootSourceHostileTree(t *testing.T) {
+	tr := hostileTree(t)
+	src, err := NewRootSource(tr.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	r, err := src.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := r.Bond("bond0")
+	if b == nil || len(b.Slaves) != 2 {
+		t.Fatalf("bond0 lost: %+v", r.Bonds)
+	}
+	if b.ActiveSlave == nil || *b.ActiveSlave != "eth0" {
+		t.Errorf("active slave %v, want procfs's eth0", b.ActiveSlave)
+	}
+	all := strings.Join(r.Warnings, "\n")
+	if strings.Contains(all, outsideSecret) || strings.Contains(*b.ActiveSlave, outsideSecret) {
+		t.Fatalf("the secret outside the tree was read:\n%s", all)
+	}
+	for _, want := range []string{"active_slave", "primary", "xmit_hash_policy", "FIFO", "larger than"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("no warning mentions %q:\n%s", want, all)
+		}
+	}
+}
+
+func truncateForTest(b []byte) []byte {
+	return b[:min(len(b), 40)]
+}
+
+// TestWarningsCappedPerFile: a procfs file of thousands of garbled lines,
+// under the size cap, adds a handful of warnings, not thousands.
+func TestWarningsCappedPerFile(t *testing.T) {
+	tr := activeBackupTree(t)
+	var netdev strings.Builder
+	netdev.WriteString("Inter-|   Receive\n face |bytes\n")
+	for range 20000 {
+		netdev.WriteString("  eth9: not numbers at all\n")
+	}
+	tr.write("proc/net/dev", netdev.String())
+	proc, err := os.ReadFile(filepath.Join(tr.dir, "proc/net/bonding/bond0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	garbled := strings.Repeat("Transmit Hash Policy: (\n", 20000)
+	tr.write("proc/net/bonding/bond0", strings.Replace(string(proc), "Bonding Mode:", garbled+"Bonding Mode:", 1))
+	src, err := NewRootSource(tr.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	r, err := src.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	perFile := map[string]int{}
+	for _, w := range r.Warnings {
+		file, _, _ := strings.Cut(w, ":")
+		perFile[file]++
+	}
+	for file, n := range perFile {
+		if n > maxWarningsPerFile+1 {
+			t.Errorf("%s: %d warnings", file, n)
+		}
+	}
+	all := strings.Join(r.Warnings, "\n")
+	for _, want := range []string{"/proc/net/dev: 19995 more lines", "/proc/net/bonding/bond0: 19995 more lines"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("no %q in:\n%s", want, all)
+		}
+	}
+}
