@@ -324,3 +324,63 @@ func TestHistorySinceCutsWhereTimeDoes(t *testing.T) {
 		}
 	}
 }
+
+// TestSamplerEventsBetweenTicks: a link change read between two snapshots
+// (as Intervals does on a notification) gives its events the time of that
+// reading, in the next snapshot, whose rates still cover the whole
+// interval; nothing is reported twice.
+func TestSamplerEventsBetweenTicks(t *testing.T) {
+	tr := activeBackupTree(t)
+	s, clk := newTestSampler(t, tr)
+	t0 := clk.now
+	mustSample(t, s)
+
+	clk.Advance(300 * time.Millisecond)
+	tr.write("proc/net/bonding/bond0", activeBackupProc("eth1", "down", "up", 1))
+	tr.write("sys/class/net/bond0/bonding/active_slave", "eth1\n")
+	changed := clk.now
+	if err := s.observe(); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(200 * time.Millisecond)
+	if err := s.observe(); err != nil { // a second notification, nothing new
+		t.Fatal(err)
+	}
+	clk.Advance(500 * time.Millisecond)
+	tr.counters("eth1", 0, 2_000_000)
+	snap := mustSample(t, s)
+	if !snap.Time.Equal(t0.Add(time.Second)) || snap.IntervalSeconds != 1 {
+		t.Fatalf("snapshot at %v over %v s, want the tick at %v over 1 s", snap.Time, snap.IntervalSeconds, t0.Add(time.Second))
+	}
+	approx(t, "eth1 tx over the whole interval", snap.Bond("bond0").Slaves[1].TxBps, 16e6)
+	kinds := map[EventKind]int{}
+	for _, e := range snap.Events {
+		kinds[e.Kind]++
+		if !e.Time.Equal(changed) {
+			t.Errorf("%s at %v, want the time of the reading that saw it, %v", e.Kind, e.Time, changed)
+		}
+	}
+	if kinds[EventFailover] != 1 || kinds[EventLinkDown] != 1 || kinds[EventLinkFailure] != 1 {
+		t.Fatalf("want one failover, link_down and link_failure, got %+v", snap.Events)
+	}
+
+	// The next interval starts empty; a bond deleted between ticks is gone
+	// once, at the reading that missed it.
+	clk.Advance(400 * time.Millisecond)
+	tr.remove("proc/net/bonding/bond0")
+	tr.write("sys/class/net/bonding_masters", "\n")
+	tr.remove("sys/class/net/bond0")
+	gone := clk.now
+	if err := s.observe(); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(600 * time.Millisecond)
+	snap = mustSample(t, s)
+	if len(snap.Events) != 1 || snap.Events[0].Kind != EventBondGone || !snap.Events[0].Time.Equal(gone) {
+		t.Fatalf("want one bond_gone at %v, got %+v", gone, snap.Events)
+	}
+	clk.Advance(time.Second)
+	if snap = mustSample(t, s); len(snap.Events) != 0 {
+		t.Fatalf("events repeated: %+v", snap.Events)
+	}
+}
