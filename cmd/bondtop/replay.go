@@ -45,8 +45,8 @@ func startRecording(path string, o options) (sink func(*collector.Snapshot), fin
 }
 
 // replay plays a recording in the mode the flags ask for. --json prints
-// the recorded lines exactly as they were written; a damaged file prints
-// what it holds, then the error.
+// the recorded lines exactly as they were written (all of them without
+// --once or --count); a damaged file prints what it holds, then the error.
 func replay(o options, stdout, stderr io.Writer) error {
 	rec, readErr := record.Read(o.replay)
 	if rec == nil || len(rec.Entries) == 0 {
@@ -57,10 +57,11 @@ func replay(o options, stdout, stderr io.Writer) error {
 	}
 	entries := rec.Entries
 	switch {
-	case o.once || o.count > 0:
-		n := max(o.count, 1)
-		if n > len(entries) {
-			n = len(entries)
+	case o.once || o.count > 0 || o.json:
+		// --json alone prints every snapshot.
+		n := len(entries)
+		if o.once || o.count > 0 {
+			n = min(max(o.count, 1), len(entries))
 		}
 		for i, e := range entries[:n] {
 			if o.json {
