@@ -297,15 +297,29 @@ func sampleBond(prev, cur *bonding.Bond, seconds float64) BondSample {
 	return bs
 }
 
+// After a link notification the kernel goes on changing what no
+// notification announces: an 802.3ad port's LACP states follow a lost
+// link at the pace of the driver's state machine (every 100 ms), a few
+// hundred milliseconds later. So Run and Intervals re-read every
+// settleStep until settleWindow has passed since the last notification:
+// such a change gets a time within settleStep of when it happened instead
+// of waiting for the next tick (up to a whole interval).
+const (
+	settleStep   = 100 * time.Millisecond
+	settleWindow = time.Second
+)
+
 // Run samples every interval until ctx ends, and at once when a Notifier
 // source reports a link change: such a snapshot shows the change when the
-// kernel announced it, and the next interval starts from it. It hands each
-// Snapshot to emit on the Sampler's goroutine; emit must not block for
-// long (a UI hands the snapshot to its event loop). A Sampler that has
-// sampled already (Sample checked the bonds) waits for the interval, or a
-// change, before its first snapshot, so that one has rates over a whole
-// interval. Run returns nil when ctx ends, or the source's error (the first
-// reading failed, or the host became unreadable).
+// kernel announced it, and the next interval starts from it. A re-read
+// after a change (see settleStep) that finds more events makes a snapshot
+// too. Run hands each Snapshot to emit on the Sampler's goroutine; emit
+// must not block for long (a UI hands the snapshot to its event loop). A
+// Sampler that has sampled already (Sample checked the bonds) waits for
+// the interval, or a change, before its first snapshot, so that one has
+// rates over a whole interval. Run returns nil when ctx ends, or the
+// source's error (the first reading failed, or the host became
+// unreadable).
 func (s *Sampler) Run(ctx context.Context, emit func(*Snapshot)) error {
 	return s.run(ctx, 0, false, emit)
 }
@@ -313,8 +327,9 @@ func (s *Sampler) Run(ctx context.Context, emit func(*Snapshot)) error {
 // Intervals is Run for output whose every snapshot covers one interval
 // (--count, --once): it emits n snapshots (until ctx ends when n <= 0), one
 // interval apart. A link change between two of them is read at once, as
-// Run does, but its events, stamped when the notification was read, go
-// into the next snapshot, whose rates still cover the whole interval.
+// Run does (and re-read while it settles), but its events, stamped when
+// they were read, go into the next snapshot, whose rates still cover the
+// whole interval.
 func (s *Sampler) Intervals(ctx context.Context, n int, emit func(*Snapshot)) error {
 	return s.run(ctx, n, true, emit)
 }
@@ -328,6 +343,11 @@ func (s *Sampler) run(ctx context.Context, n int, fold bool, emit func(*Snapshot
 	}
 	ticker := time.NewTicker(s.Interval())
 	defer ticker.Stop()
+	settleTimer := time.NewTimer(settleStep)
+	settleTimer.Stop()
+	defer settleTimer.Stop()
+	var settle <-chan time.Time // nil while no change is settling
+	var settleUntil time.Time
 	sample := !s.started
 	for emitted := 0; ; {
 		if sample {
@@ -340,21 +360,37 @@ func (s *Sampler) run(ctx context.Context, n int, fold bool, emit func(*Snapshot
 				return nil
 			}
 		}
+		sample = false
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-ticker.C:
 			sample = true
 		case <-changes:
+			settleUntil = time.Now().Add(settleWindow)
+			settleTimer.Reset(settleStep)
+			settle = settleTimer.C
 			if fold {
 				if err := s.observe(); err != nil {
 					return err
 				}
-				sample = false
 				continue
 			}
 			ticker.Reset(s.Interval())
 			sample = true
+		case <-settle:
+			if time.Now().Before(settleUntil) {
+				settleTimer.Reset(settleStep)
+			} else {
+				settle = nil
+			}
+			if err := s.observe(); err != nil {
+				return err
+			}
+			if !fold && len(s.pending) > 0 {
+				ticker.Reset(s.Interval())
+				sample = true
+			}
 		case <-s.intervalChanged:
 			ticker.Reset(s.Interval())
 			sample = true

@@ -16,22 +16,31 @@ import (
 
 // notifyingSource is an active-backup bond0 over eth0 and eth1 that fails
 // over when the test says so, and announces it the way the live source
-// does: a value on Changes. It notes when each Read began.
+// does: a value on Changes. Later eth0's link failure count goes up
+// without a notification, as LACP details do in the kernel. It notes when
+// each Read began, and which Read came first after the notification.
 type notifyingSource struct {
-	mu      sync.Mutex
-	active  string
-	reads   []time.Time
-	read    chan int // the number of each finished Read
-	changes chan struct{}
+	mu       sync.Mutex
+	active   string
+	failures int
+	reads    []time.Time
+	notified int // index of the first Read after the notification; -1 before
+	pending  bool
+	read     chan int // the number of each finished Read
+	changes  chan struct{}
+	silentAt time.Time // when the failure count went up
 }
 
 func newNotifyingSource() *notifyingSource {
-	return &notifyingSource{active: "eth0", read: make(chan int, 64), changes: make(chan struct{}, 1)}
+	return &notifyingSource{active: "eth0", notified: -1, read: make(chan int, 64), changes: make(chan struct{}, 1)}
 }
 
 func (f *notifyingSource) Read() (collector.Reading, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.pending {
+		f.pending, f.notified = false, len(f.reads)
+	}
 	f.reads = append(f.reads, time.Now())
 	b := bonding.Bond{Name: "bond0", Mode: new("active-backup"), MIIStatus: new("up"), ActiveSlave: new(f.active)}
 	for _, name := range []string{"eth0", "eth1"} {
@@ -41,7 +50,11 @@ func (f *notifyingSource) Read() (collector.Reading, error) {
 		} else if f.active == "eth1" {
 			mii = "down" // eth0 lost its link
 		}
-		b.Slaves = append(b.Slaves, bonding.Slave{Name: name, State: new(state), MIIStatus: new(mii)})
+		failures := 0
+		if name == "eth0" {
+			failures = f.failures
+		}
+		b.Slaves = append(b.Slaves, bonding.Slave{Name: name, State: new(state), MIIStatus: new(mii), LinkFailureCount: new(failures)})
 	}
 	select {
 	case f.read <- len(f.reads):
@@ -54,8 +67,9 @@ func (f *notifyingSource) Changes() <-chan struct{} { return f.changes }
 func (f *notifyingSource) Close() error             { return nil }
 
 // failoverAfter fails the bond over once the afterRead-th Read is done and
-// another wait has passed, then notifies.
-func (f *notifyingSource) failoverAfter(afterRead int, wait time.Duration) {
+// another wait has passed, then notifies; after a second wait the failure
+// count goes up, unannounced.
+func (f *notifyingSource) failoverAfter(afterRead int, wait, silent time.Duration) {
 	for n := range f.read {
 		if n == afterRead {
 			break
@@ -63,27 +77,69 @@ func (f *notifyingSource) failoverAfter(afterRead int, wait time.Duration) {
 	}
 	time.Sleep(wait)
 	f.mu.Lock()
-	f.active = "eth1"
+	f.active, f.pending = "eth1", true
 	f.mu.Unlock()
 	f.changes <- struct{}{}
+	time.Sleep(silent)
+	f.mu.Lock()
+	f.failures, f.silentAt = 1, time.Now()
+	f.mu.Unlock()
 }
 
-func (f *notifyingSource) readTimes() []time.Time {
+// readings returns when each Read began, the index of the one the
+// notification caused, and when the silent change happened.
+func (f *notifyingSource) readings() ([]time.Time, int, time.Time) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return append([]time.Time(nil), f.reads...)
+	return append([]time.Time(nil), f.reads...), f.notified, f.silentAt
+}
+
+// checkEventTimes checks the events of the snapshot at the end of the
+// interval with the failover: the failover's own events are stamped by the
+// reading the notification caused (between its start and the next
+// reading's), the silent change's by one of the re-reads that follow a
+// notification, none at the tick.
+func checkEventTimes(t *testing.T, src *notifyingSource, snap *collector.Snapshot) {
+	t.Helper()
+	reads, notified, silentAt := src.readings()
+	if notified < 0 || notified+1 >= len(reads) {
+		t.Fatalf("reads at %v: none came after the notification", reads)
+	}
+	kinds := map[collector.EventKind]bool{}
+	for _, e := range snap.Events {
+		kinds[e.Kind] = true
+		if e.Time.Equal(snap.Time) {
+			t.Errorf("%s stamped at the tick (%s), not when bondtop read it", e.Kind, e.Time.Format(stamp))
+			continue
+		}
+		if e.Kind == collector.EventLinkFailure {
+			// Found by a re-read every 100 ms after the notification.
+			if e.Time.Before(silentAt) || e.Time.Sub(silentAt) > 400*time.Millisecond {
+				t.Errorf("unannounced %s at %s, the change at %s", e.Kind, e.Time.Format(stamp), silentAt.Format(stamp))
+			}
+			continue
+		}
+		if e.Time.Before(reads[notified]) || !e.Time.Before(reads[notified+1]) {
+			t.Errorf("%s at %s; the notification's reading ran %s..%s, the tick at %s",
+				e.Kind, e.Time.Format(stamp), reads[notified].Format(stamp), reads[notified+1].Format(stamp), snap.Time.Format(stamp))
+		}
+	}
+	for _, k := range []collector.EventKind{collector.EventFailover, collector.EventLinkDown, collector.EventSlaveState, collector.EventLinkFailure} {
+		if !kinds[k] {
+			t.Errorf("no %s event: %+v", k, snap.Events)
+		}
+	}
 }
 
 // TestCountEventsAtTheNotification: --count 3 --json over a source that
 // fails over a quarter into the second interval and says so. The output
 // still has 3 lines, one per interval, each with rates over the whole
-// interval; the failover's events are in the second, stamped by the
-// reading the notification caused (between its start and the next
-// tick's), not at the tick.
+// interval; the failover's events are in the second, stamped when bondtop
+// read them, not at the tick.
 func TestCountEventsAtTheNotification(t *testing.T) {
 	src := newNotifyingSource()
-	interval := 400 * time.Millisecond
-	go src.failoverAfter(2, interval/4) // read 1 primes, read 2 is the first line's
+	interval := 800 * time.Millisecond
+	go src.failoverAfter(2, interval/4, interval/4) // read 1 primes, read 2 is the first line's
 	var out bytes.Buffer
 	if err := sampleAndPrint(src, options{interval: interval, count: 3, json: true}, 3, &out); err != nil {
 		t.Fatal(err)
@@ -98,16 +154,6 @@ func TestCountEventsAtTheNotification(t *testing.T) {
 			t.Fatalf("line %d: %v", i+1, err)
 		}
 	}
-	for _, e := range snaps[1].Events {
-		if e.Time.Equal(snaps[1].Time) {
-			t.Errorf("%s stamped at the tick (%s), not when it was announced", e.Kind, e.Time.Format(stamp))
-		}
-	}
-	reads := src.readTimes()
-	// prime, line 1, the notification's reading, line 2, line 3
-	if len(reads) != 5 {
-		t.Fatalf("%d reads, want 5 (a prime, 3 ticks, 1 notification)", len(reads))
-	}
 	for i := 1; i < 3; i++ {
 		span := snaps[i].Time.Sub(snaps[i-1].Time).Seconds()
 		if math.Abs(snaps[i].IntervalSeconds-span) > 0.002 {
@@ -117,19 +163,7 @@ func TestCountEventsAtTheNotification(t *testing.T) {
 	if len(snaps[0].Events) != 0 || len(snaps[2].Events) != 0 {
 		t.Errorf("events outside the second line: %+v / %+v", snaps[0].Events, snaps[2].Events)
 	}
-	kinds := map[collector.EventKind]bool{}
-	for _, e := range snaps[1].Events {
-		kinds[e.Kind] = true
-		if e.Time.Before(reads[2]) || !e.Time.Before(reads[3]) {
-			t.Errorf("%s at %s; the notification's reading ran %s..%s, the tick at %s",
-				e.Kind, e.Time.Format(stamp), reads[2].Format(stamp), reads[3].Format(stamp), snaps[1].Time.Format(stamp))
-		}
-	}
-	for _, k := range []collector.EventKind{collector.EventFailover, collector.EventLinkDown, collector.EventSlaveState} {
-		if !kinds[k] {
-			t.Errorf("no %s event in line 2: %+v", k, snaps[1].Events)
-		}
-	}
+	checkEventTimes(t, src, &snaps[1])
 }
 
 // TestOnceEventsAtTheNotification: --once --json, a failover a quarter
@@ -137,8 +171,8 @@ func TestCountEventsAtTheNotification(t *testing.T) {
 // notification caused.
 func TestOnceEventsAtTheNotification(t *testing.T) {
 	src := newNotifyingSource()
-	interval := 400 * time.Millisecond
-	go src.failoverAfter(1, interval/4)
+	interval := 800 * time.Millisecond
+	go src.failoverAfter(1, interval/4, interval/4)
 	var out bytes.Buffer
 	if err := sampleAndPrint(src, options{interval: interval, once: true, json: true}, 1, &out); err != nil {
 		t.Fatal(err)
@@ -147,24 +181,10 @@ func TestOnceEventsAtTheNotification(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &snap); err != nil {
 		t.Fatalf("%v:\n%s", err, out.String())
 	}
-	for _, e := range snap.Events {
-		if e.Time.Equal(snap.Time) {
-			t.Errorf("%s stamped at the tick (%s), not when it was announced", e.Kind, e.Time.Format(stamp))
-		}
-	}
-	reads := src.readTimes()
-	if len(reads) != 3 {
-		t.Fatalf("%d reads, want 3 (a prime, the notification, the tick)", len(reads))
-	}
+	checkEventTimes(t, src, &snap)
 	var got []string
 	for _, e := range snap.Events {
 		got = append(got, fmt.Sprintf("%s@%s", e.Kind, e.Time.Format(stamp)))
-		if e.Time.Before(reads[1]) || !e.Time.Before(reads[2]) {
-			t.Errorf("%s at %s, want within the notification's reading %s..%s", e.Kind, e.Time.Format(stamp), reads[1].Format(stamp), reads[2].Format(stamp))
-		}
-	}
-	if len(snap.Events) == 0 {
-		t.Fatalf("no events:\n%s", out.String())
 	}
 	t.Logf("events %v, snapshot at %s", got, snap.Time.Format(stamp))
 }

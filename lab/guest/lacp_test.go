@@ -18,8 +18,12 @@ import (
 // aggregation, synchronization, collecting, distributing). It returns the
 // pair and the time negotiation took.
 func lacpPair(t *testing.T, subnet, n int) (*Pair, time.Duration) {
+	return lacpPairSpec(t, subnet, n, BondSpec{Mode: "802.3ad", XmitHashPolicy: "layer3+4", LACPRate: "fast"})
+}
+
+// lacpPairSpec is lacpPair with the bonds' options given (802.3ad mode).
+func lacpPairSpec(t *testing.T, subnet, n int, spec BondSpec) (*Pair, time.Duration) {
 	p := NewPair(t, subnet, n)
-	spec := BondSpec{Mode: "802.3ad", XmitHashPolicy: "layer3+4", LACPRate: "fast"}
 	p.Peer.Bond(t, "pbond0", spec, p.Far...)
 	start := time.Now()
 	p.Root.Bond(t, p.Bond, spec, p.Slaves...)
