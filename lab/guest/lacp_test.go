@@ -29,8 +29,13 @@ func lacpPairSpec(t *testing.T, subnet, n int, spec BondSpec) (*Pair, time.Durat
 	p.Root.Bond(t, p.Bond, spec, p.Slaves...)
 	p.Root.Addr(t, p.Bond, p.LocalCIDR())
 	p.Peer.Addr(t, "pbond0", p.RemoteCIDR())
-	// Negotiated when every port, on both sides, sees itself and its
-	// partner in state 63.
+	waitLACP(t, p)
+	return p, time.Since(start)
+}
+
+// waitLACP waits until LACP is negotiated: every port, on both sides, sees
+// itself and its partner in state 63.
+func waitLACP(t *testing.T, p *Pair) {
 	Eventually(t, 60*time.Second, "LACP negotiated (port states 63 on both sides)", func() (bool, string) {
 		var seen []string
 		ok := true
@@ -44,7 +49,6 @@ func lacpPairSpec(t *testing.T, subnet, n int, spec BondSpec) (*Pair, time.Durat
 		}
 		return ok, strings.Join(seen, ", ")
 	})
-	return p, time.Since(start)
 }
 
 // TestLACP: 802.3ad against a real LACP partner (a second bond), with 2
