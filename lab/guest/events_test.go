@@ -37,6 +37,10 @@ const (
 	// A change no notification announces (LACP port states) is found by
 	// the re-reads every 100 ms after a notification.
 	eventAfterSilentChange = 150 * time.Millisecond
+	// The kernel's own share of eventAfterCut: its MII poll (50 ms), with
+	// slack. A round where the kernel announced later than this (the
+	// emulated machine stalled) cannot judge bondtop against the cut.
+	kernelAfterCut = 100 * time.Millisecond
 )
 
 // TestCountEventsActiveBackup: `bondtop --count 3 --json --interval 2s
@@ -79,7 +83,7 @@ func TestCountEvents8023ad(t *testing.T) {
 }
 
 // countFigures are one round's worst times, in ms (NaN: none measured).
-type countFigures struct{ afterCut, afterKernel, vsWatch, afterSilent float64 }
+type countFigures struct{ afterCut, afterKernel, vsWatch, afterSilent, kernel float64 }
 
 // countEvents runs countRounds carrier cuts, each with the binary, and
 // checks its events; want maps "kind slave [actor|partner]" to a prefix of
@@ -101,14 +105,15 @@ func countEvents(t *testing.T, p *Pair, want map[string]string, lacpSlaves []str
 		figs = append(figs, countRound(t, round, p, want, kernel, lacpSlaves))
 	}
 	limits := []struct {
-		name  string
-		get   func(countFigures) float64
-		limit time.Duration
+		name     string
+		get      func(countFigures) float64
+		limit    time.Duration
+		required bool // some round must measure it
 	}{
-		{"carrier_cut->event", func(f countFigures) float64 { return f.afterCut }, eventAfterCut},
-		{"kernel_notification->event", func(f countFigures) float64 { return f.afterKernel }, eventAfterAnnouncement},
-		{"|event-watch_reading|", func(f countFigures) float64 { return f.vsWatch }, eventVsWatchReading},
-		{"sysfs_showed_change->unannounced_event", func(f countFigures) float64 { return f.afterSilent }, eventAfterSilentChange},
+		{"carrier_cut->event", func(f countFigures) float64 { return f.afterCut }, eventAfterCut, true},
+		{"kernel_notification->event", func(f countFigures) float64 { return f.afterKernel }, eventAfterAnnouncement, true},
+		{"|event-watch_reading|", func(f countFigures) float64 { return f.vsWatch }, eventVsWatchReading, true},
+		{"sysfs_showed_change->unannounced_event", func(f countFigures) float64 { return f.afterSilent }, eventAfterSilentChange, lacpSlaves != nil},
 	}
 	for _, l := range limits {
 		var v []float64
@@ -118,6 +123,9 @@ func countEvents(t *testing.T, p *Pair, want map[string]string, lacpSlaves []str
 			}
 		}
 		if len(v) == 0 {
+			if l.required {
+				t.Errorf("%s: no round measured it (the kernel's own notification took longer than %v in every round: the emulated machine is too loaded to judge)", l.name, kernelAfterCut)
+			}
 			continue
 		}
 		m := median(v)
@@ -218,7 +226,7 @@ func countRound(t *testing.T, round int, p *Pair, want map[string]string, kernel
 func checkCountLines(t *testing.T, what string, lines []string, cut time.Time, want map[string]string, kernel *linkLog, ref *watchRef, polled *portPoll) countFigures {
 	t.Helper()
 	nan := math.NaN()
-	figs := countFigures{nan, nan, nan, nan}
+	figs := countFigures{nan, nan, nan, nan, nan}
 	if len(lines) != 3 {
 		t.Errorf("%s: %d lines, want 3", what, len(lines))
 		return figs
@@ -232,7 +240,7 @@ func checkCountLines(t *testing.T, what string, lines []string, cut time.Time, w
 	}
 	for i := 1; i < 3; i++ {
 		span := snaps[i].Time.Sub(snaps[i-1].Time)
-		if span < 1800*time.Millisecond || span > 2500*time.Millisecond || math.Abs(snaps[i].IntervalSeconds-span.Seconds()) > 0.005 {
+		if span < 1800*time.Millisecond || span > 2500*time.Millisecond || math.Abs(snaps[i].IntervalSeconds-span.Seconds()) > 0.02 {
 			t.Errorf("%s, line %d: %.3f s after the previous line, interval_s %.3f: want one 2 s interval each", what, i+1, span.Seconds(), snaps[i].IntervalSeconds)
 		}
 	}
@@ -288,6 +296,7 @@ func checkCountLines(t *testing.T, what string, lines []string, cut time.Time, w
 				continue
 			}
 			line += fmt.Sprintf(", kernel's notification +%.1f ms", ms(announced.Sub(cut)))
+			worst(&figs.kernel, ms(announced.Sub(cut)))
 			worst(&figs.afterCut, ms(d))
 			worst(&figs.afterKernel, ms(e.Time.Sub(announced)))
 			r, ok := ref.event(e, cut)
@@ -299,6 +308,10 @@ func checkCountLines(t *testing.T, what string, lines []string, cut time.Time, w
 			worst(&figs.vsWatch, math.Abs(ms(e.Time.Sub(r.Time))))
 			t.Log(line)
 		}
+	}
+	if figs.kernel > ms(kernelAfterCut) {
+		t.Logf("%s: the kernel itself announced the change %.1f ms after the cut (its MII poll is 50 ms): the machine stalled, this round does not judge the time from the cut", what, figs.kernel)
+		figs.afterCut = nan
 	}
 	for key := range want {
 		if !seen[key] {
