@@ -46,14 +46,21 @@ type Options struct {
 }
 
 // Sampler reads a Source and turns consecutive readings into Snapshots.
-// Sample and Run must not be called concurrently; History, Interval and
-// SetInterval may be called from any goroutine.
+// Sample, Run and Intervals must not be called concurrently; History,
+// Interval and SetInterval may be called from any goroutine.
 type Sampler struct {
-	src     Source
-	opts    Options
-	hist    *History
-	prevAt  time.Time
-	prev    map[string]*bonding.Bond // by bond name, the last reading
+	src    Source
+	opts   Options
+	hist   *History
+	prevAt time.Time
+	// prev is the reading of the last snapshot, by bond name: the base of
+	// its rates. last is the latest reading of any kind, the base of
+	// events; it runs ahead of prev when Intervals reads a link change
+	// between two snapshots, and pending holds what that reading found
+	// until the next snapshot.
+	prev    map[string]*bonding.Bond
+	last    map[string]*bonding.Bond
+	pending []Event
 	started bool
 	// interval is the pace in force (nanoseconds): a UI changes it from its
 	// own goroutine while Run ticks, so it is atomic, and intervalChanged
@@ -84,6 +91,7 @@ func NewSampler(src Source, opts Options) *Sampler {
 		opts:            opts,
 		hist:            NewHistory(opts.History, opts.Interval),
 		prev:            make(map[string]*bonding.Bond),
+		last:            make(map[string]*bonding.Bond),
 		intervalChanged: make(chan struct{}, 1),
 	}
 	s.interval.Store(int64(opts.Interval))
@@ -151,16 +159,22 @@ func joinNames(names []string) string {
 // checks that every requested bond exists (a *NotFoundError if not); later
 // calls report a vanished bond as an event instead.
 func (s *Sampler) Sample() (*Snapshot, error) {
-	r, err := s.src.Read()
-	if errors.Is(err, ErrNoBonding) && s.started {
-		// The driver went away mid-run: every bond is gone. That is news
-		// for the user, not a reason to stop watching.
-		r, err = Reading{Warnings: []string{err.Error()}}, nil
-	}
+	r, err := s.read()
 	if err != nil {
 		return nil, err
 	}
 	return s.sampleReading(r)
+}
+
+// read reads the source. Once the Sampler has started, a driver that went
+// away leaves an empty reading: every bond is gone, which is news for the
+// user, not a reason to stop watching.
+func (s *Sampler) read() (Reading, error) {
+	r, err := s.src.Read()
+	if errors.Is(err, ErrNoBonding) && s.started {
+		return Reading{Warnings: []string{err.Error()}}, nil
+	}
+	return r, err
 }
 
 func (s *Sampler) sampleReading(r Reading) (*Snapshot, error) {
@@ -176,8 +190,10 @@ func (s *Sampler) sampleReading(r Reading) (*Snapshot, error) {
 			}
 		}
 	}
-	// Events is never nil: JSON consumers get [] rather than null.
-	snap := &Snapshot{Time: now, Warnings: r.Warnings, Events: []Event{}}
+	// Events is never nil: JSON consumers get [] rather than null. Those
+	// read between ticks come first, with their own times.
+	snap := &Snapshot{Time: now, Warnings: r.Warnings, Events: append([]Event{}, s.pending...)}
+	s.pending = s.pending[:0]
 	if r.Unprivileged {
 		snap.Notes = append(snap.Notes, "not root: the LACP system priority and MAC and each slave's LACPDU details (partner system, keys, ports) need CAP_NET_ADMIN (run bondtop with sudo to see them)")
 	}
@@ -187,6 +203,33 @@ func (s *Sampler) sampleReading(r Reading) (*Snapshot, error) {
 	}
 	snap.IntervalSeconds = seconds
 
+	cur, evs := s.compare(now, r)
+	snap.Events = append(snap.Events, evs...)
+	for i := range r.Bonds {
+		b := &r.Bonds[i]
+		if cur[b.Name] == nil {
+			continue // not followed
+		}
+		snap.Bonds = append(snap.Bonds, sampleBond(s.prev[b.Name], b, seconds))
+	}
+	for _, name := range s.opts.Bonds {
+		if cur[name] == nil {
+			snap.Missing = append(snap.Missing, name)
+		}
+	}
+	s.prev, s.last, s.prevAt, s.started = cur, cur, now, true
+	s.enrich(now, snap, r.Bonds)
+	s.hist.Record(snap)
+	for _, sink := range s.opts.Sinks {
+		sink(snap)
+	}
+	return snap, nil
+}
+
+// compare finds the events that turn the latest reading into r, stamped
+// at, and returns r's followed bonds by name.
+func (s *Sampler) compare(at time.Time, r Reading) (map[string]*bonding.Bond, []Event) {
+	var evs []Event
 	cur := make(map[string]*bonding.Bond, len(r.Bonds))
 	for i := range r.Bonds {
 		b := &r.Bonds[i]
@@ -194,31 +237,37 @@ func (s *Sampler) sampleReading(r Reading) (*Snapshot, error) {
 			continue
 		}
 		cur[b.Name] = b
-		prev := s.prev[b.Name]
-		if prev != nil {
-			snap.Events = append(snap.Events, diffBonds(now, prev, b)...)
+		if last := s.last[b.Name]; last != nil {
+			evs = append(evs, diffBonds(at, last, b)...)
 		} else if s.started {
-			snap.Events = append(snap.Events, Event{Time: now, Bond: b.Name, Kind: EventBondAppeared, Message: b.Name + " appeared"})
+			evs = append(evs, Event{Time: at, Bond: b.Name, Kind: EventBondAppeared, Message: b.Name + " appeared"})
 		}
-		snap.Bonds = append(snap.Bonds, sampleBond(prev, b, seconds))
 	}
-	for name := range s.prev {
+	for name := range s.last {
 		if cur[name] == nil {
-			snap.Events = append(snap.Events, Event{Time: now, Bond: name, Kind: EventBondGone, Message: name + " is gone (deleted, or the bonding driver unloaded)"})
+			evs = append(evs, Event{Time: at, Bond: name, Kind: EventBondGone, Message: name + " is gone (deleted, or the bonding driver unloaded)"})
 		}
 	}
-	for _, name := range s.opts.Bonds {
-		if cur[name] == nil {
-			snap.Missing = append(snap.Missing, name)
-		}
+	return cur, evs
+}
+
+// observe reads the source between two snapshots, when a link notification
+// announced a change: the events it finds, stamped now, wait for the next
+// snapshot, whose rates still run from the previous one. Nothing else of
+// the reading is kept (its counters and warnings are the next tick's to
+// read), and no sink sees it.
+func (s *Sampler) observe() error {
+	if !s.started {
+		return nil // the first snapshot has nothing to compare with yet
 	}
-	s.prev, s.prevAt, s.started = cur, now, true
-	s.enrich(now, snap, r.Bonds)
-	s.hist.Record(snap)
-	for _, sink := range s.opts.Sinks {
-		sink(snap)
+	r, err := s.read()
+	if err != nil {
+		return err
 	}
-	return snap, nil
+	cur, evs := s.compare(s.opts.Clock(), r)
+	s.pending = append(s.pending, evs...)
+	s.last = cur
+	return nil
 }
 
 func (s *Sampler) follows(name string) bool {
@@ -252,32 +301,103 @@ func sampleBond(prev, cur *bonding.Bond, seconds float64) BondSample {
 	return bs
 }
 
-// Run samples every interval, and at once when a Notifier source reports a
-// link change, handing each Snapshot to emit on the Sampler's goroutine.
-// emit must not block for long: a UI hands the snapshot to its event loop.
-// Run returns nil when ctx ends, or the source's error (the first reading
-// failed, or the host became unreadable).
+// After a link notification the kernel goes on changing what no
+// notification announces: an 802.3ad port's LACP states follow a lost
+// link at the pace of the driver's state machine (every 100 ms), a few
+// hundred milliseconds later. So Run and Intervals re-read every
+// settleStep until settleWindow has passed since the last notification:
+// such a change gets a time within settleStep of when it happened instead
+// of waiting for the next tick (up to a whole interval).
+const (
+	settleStep   = 100 * time.Millisecond
+	settleWindow = time.Second
+)
+
+// Run samples every interval until ctx ends, and at once when a Notifier
+// source reports a link change: such a snapshot shows the change when the
+// kernel announced it, and the next interval starts from it. A re-read
+// after a change (see settleStep) that finds more events makes a snapshot
+// too. Run hands each Snapshot to emit on the Sampler's goroutine; emit
+// must not block for long (a UI hands the snapshot to its event loop). A
+// Sampler that has sampled already (Sample checked the bonds) waits for
+// the interval, or a change, before its first snapshot, so that one has
+// rates over a whole interval. Run returns nil when ctx ends, or the
+// source's error (the first reading failed, or the host became
+// unreadable).
 func (s *Sampler) Run(ctx context.Context, emit func(*Snapshot)) error {
+	return s.run(ctx, 0, false, emit)
+}
+
+// Intervals is Run for output whose every snapshot covers one interval
+// (--count, --once): it emits n snapshots (until ctx ends when n <= 0), one
+// interval apart. A link change between two of them is read at once, as
+// Run does (and re-read while it settles), but its events, stamped when
+// they were read, go into the next snapshot, whose rates still cover the
+// whole interval.
+func (s *Sampler) Intervals(ctx context.Context, n int, emit func(*Snapshot)) error {
+	return s.run(ctx, n, true, emit)
+}
+
+// run is the loop of Run (fold false: a change is a snapshot) and
+// Intervals (fold true: a change's events wait for the next tick).
+func (s *Sampler) run(ctx context.Context, n int, fold bool, emit func(*Snapshot)) error {
 	var changes <-chan struct{}
-	if n, ok := s.src.(Notifier); ok {
-		changes = n.Changes()
+	if nt, ok := s.src.(Notifier); ok {
+		changes = nt.Changes()
 	}
 	ticker := time.NewTicker(s.Interval())
 	defer ticker.Stop()
-	for {
-		snap, err := s.Sample()
-		if err != nil {
-			return err
+	settleTimer := time.NewTimer(settleStep)
+	settleTimer.Stop()
+	defer settleTimer.Stop()
+	var settle <-chan time.Time // nil while no change is settling
+	var settleUntil time.Time
+	sample := !s.started
+	for emitted := 0; ; {
+		if sample {
+			snap, err := s.Sample()
+			if err != nil {
+				return err
+			}
+			emit(snap)
+			if emitted++; n > 0 && emitted >= n {
+				return nil
+			}
 		}
-		emit(snap)
+		sample = false
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-ticker.C:
+			sample = true
 		case <-changes:
+			settleUntil = time.Now().Add(settleWindow)
+			settleTimer.Reset(settleStep)
+			settle = settleTimer.C
+			if fold {
+				if err := s.observe(); err != nil {
+					return err
+				}
+				continue
+			}
 			ticker.Reset(s.Interval())
+			sample = true
+		case <-settle:
+			if time.Now().Before(settleUntil) {
+				settleTimer.Reset(settleStep)
+			} else {
+				settle = nil
+			}
+			if err := s.observe(); err != nil {
+				return err
+			}
+			if !fold && len(s.pending) > 0 {
+				ticker.Reset(s.Interval())
+				sample = true
+			}
 		case <-s.intervalChanged:
 			ticker.Reset(s.Interval())
+			sample = true
 		}
 	}
 }

@@ -1,9 +1,12 @@
 package collector
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"math"
+	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -323,4 +326,132 @@ func TestHistorySinceCutsWhereTimeDoes(t *testing.T) {
 			t.Fatalf("cut %d: %d points from %v, want %d", cut, len(got), got, want)
 		}
 	}
+}
+
+// TestSamplerEventsBetweenTicks: a link change read between two snapshots
+// (as Intervals does on a notification) gives its events the time of that
+// reading, in the next snapshot, whose rates still cover the whole
+// interval; nothing is reported twice.
+func TestSamplerEventsBetweenTicks(t *testing.T) {
+	tr := activeBackupTree(t)
+	s, clk := newTestSampler(t, tr)
+	t0 := clk.now
+	mustSample(t, s)
+
+	clk.Advance(300 * time.Millisecond)
+	tr.write("proc/net/bonding/bond0", activeBackupProc("eth1", "down", "up", 1))
+	tr.write("sys/class/net/bond0/bonding/active_slave", "eth1\n")
+	changed := clk.now
+	if err := s.observe(); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(200 * time.Millisecond)
+	if err := s.observe(); err != nil { // a second notification, nothing new
+		t.Fatal(err)
+	}
+	clk.Advance(500 * time.Millisecond)
+	tr.counters("eth1", 0, 2_000_000)
+	snap := mustSample(t, s)
+	if !snap.Time.Equal(t0.Add(time.Second)) || snap.IntervalSeconds != 1 {
+		t.Fatalf("snapshot at %v over %v s, want the tick at %v over 1 s", snap.Time, snap.IntervalSeconds, t0.Add(time.Second))
+	}
+	approx(t, "eth1 tx over the whole interval", snap.Bond("bond0").Slaves[1].TxBps, 16e6)
+	kinds := map[EventKind]int{}
+	for _, e := range snap.Events {
+		kinds[e.Kind]++
+		if !e.Time.Equal(changed) {
+			t.Errorf("%s at %v, want the time of the reading that saw it, %v", e.Kind, e.Time, changed)
+		}
+	}
+	if kinds[EventFailover] != 1 || kinds[EventLinkDown] != 1 || kinds[EventLinkFailure] != 1 {
+		t.Fatalf("want one failover, link_down and link_failure, got %+v", snap.Events)
+	}
+
+	// The next interval starts empty; a bond deleted between ticks is gone
+	// once, at the reading that missed it.
+	clk.Advance(400 * time.Millisecond)
+	tr.remove("proc/net/bonding/bond0")
+	tr.write("sys/class/net/bonding_masters", "\n")
+	tr.remove("sys/class/net/bond0")
+	gone := clk.now
+	if err := s.observe(); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(600 * time.Millisecond)
+	snap = mustSample(t, s)
+	if len(snap.Events) != 1 || snap.Events[0].Kind != EventBondGone || !snap.Events[0].Time.Equal(gone) {
+		t.Fatalf("want one bond_gone at %v, got %+v", gone, snap.Events)
+	}
+	clk.Advance(time.Second)
+	if snap = mustSample(t, s); len(snap.Events) != 0 {
+		t.Fatalf("events repeated: %+v", snap.Events)
+	}
+}
+
+// notifyingRoot is a --root tree that announces changes when the test
+// says so, as the live source does on netlink notifications.
+type notifyingRoot struct {
+	*RootSource
+	changes chan struct{}
+}
+
+func (n *notifyingRoot) Changes() <-chan struct{} { return n.changes }
+
+// TestRunPrimedWaitsThenFollowsChanges: Run on a Sampler that has sampled
+// already takes no snapshot at once (the dashboard's first one must cover
+// an interval), one at a notification, and one when a re-read after the
+// notification finds a change no notification announced — all long
+// before the next tick.
+func TestRunPrimedWaitsThenFollowsChanges(t *testing.T) {
+	tr := activeBackupTree(t)
+	root, err := NewRootSource(tr.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := &notifyingRoot{RootSource: root, changes: make(chan struct{}, 1)}
+	s := NewSampler(src, Options{Interval: 5 * time.Second})
+	if _, err := s.Sample(); err != nil {
+		t.Fatal(err)
+	}
+	snaps := make(chan *Snapshot, 16)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx, func(snap *Snapshot) { snaps <- snap }) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	select {
+	case snap := <-snaps:
+		t.Fatalf("a primed Run sampled at once (%v)", snap.Time)
+	case <-time.After(300 * time.Millisecond):
+	}
+
+	tr.write("proc/net/bonding/bond0", activeBackupProc("eth1", "down", "up", 1))
+	tr.write("sys/class/net/bond0/bonding/active_slave", "eth1\n")
+	src.changes <- struct{}{}
+	snap := <-snaps
+	if !slices.ContainsFunc(snap.Events, func(e Event) bool { return e.Kind == EventFailover }) {
+		t.Fatalf("the notification's snapshot has no failover: %+v", snap.Events)
+	}
+
+	// Unannounced: eth0's failure count goes up again. The re-reads run
+	// meanwhile: the file is replaced whole, never seen half written.
+	time.Sleep(150 * time.Millisecond)
+	tr.write("bond0.new", activeBackupProc("eth1", "down", "up", 2))
+	changed := time.Now()
+	if err := os.Rename(tr.dir+"/bond0.new", tr.dir+"/proc/net/bonding/bond0"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case snap = <-snaps:
+	case <-time.After(3 * time.Second):
+		t.Fatal("no snapshot for the unannounced change before the tick")
+	}
+	if len(snap.Events) != 1 || snap.Events[0].Kind != EventLinkFailure || snap.Events[0].Time.Before(changed) {
+		t.Fatalf("want a link_failure read after %v, got %+v", changed, snap.Events)
+	}
+	t.Logf("unannounced change read %v after it happened", snap.Events[0].Time.Sub(changed))
 }

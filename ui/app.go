@@ -14,7 +14,9 @@ import (
 // Feed is what the dashboard needs from a sampler; *collector.Sampler is
 // one.
 type Feed interface {
-	// Run samples until ctx ends, handing each Snapshot to emit.
+	// Run samples until ctx ends, handing each Snapshot to emit. It
+	// continues after Options.First: its first snapshot comes an interval
+	// (or a link change) later, never at once.
 	Run(ctx context.Context, emit func(*collector.Snapshot)) error
 	History() *collector.History
 	Interval() time.Duration
@@ -172,13 +174,6 @@ func (d *dashboard) run(ctx context.Context) error {
 
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		// The first snapshot was taken before the screen opened; wait one
-		// interval so the next one measures rates over a whole interval.
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(d.feed.Interval()):
-		}
 		if err := d.feed.Run(ctx, d.deliver); err != nil {
 			d.mu.Lock()
 			d.pendingErr = err

@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/collector"
@@ -19,38 +18,44 @@ import (
 )
 
 // sampleAndPrint primes the sampler with one reading, then prints n
-// snapshots one interval apart, each with rates over its interval.
+// snapshots one interval apart, each with rates over its interval. A link
+// change between two of them is read when the kernel announces it: its
+// events come in the next snapshot with their own times.
 func sampleAndPrint(src collector.Source, o options, n int, w io.Writer) error {
 	s := collector.NewSampler(src, o.samplerOptions())
 	if _, err := s.Sample(); err != nil {
 		return err
 	}
-	ticker := time.NewTicker(s.Interval())
-	defer ticker.Stop()
 	enc := json.NewEncoder(w)
 	if o.once {
 		enc.SetIndent("", "  ")
 	}
-	for i := 0; i < n; i++ {
-		<-ticker.C
-		snap, err := s.Sample()
-		if err != nil {
-			return err
+	// A failed write (a closed pipe) ends the loop.
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	var writeErr error
+	printed := 0
+	err := s.Intervals(ctx, n, func(snap *collector.Snapshot) {
+		if writeErr != nil {
+			return
 		}
 		if o.json {
-			if err := enc.Encode(snap); err != nil {
-				return err
+			writeErr = enc.Encode(snap)
+		} else {
+			if printed > 0 {
+				fmt.Fprintln(w)
 			}
-			continue
+			writeErr = printSnapshot(w, snap)
 		}
-		if i > 0 {
-			fmt.Fprintln(w)
+		printed++
+		if writeErr != nil {
+			stop()
 		}
-		if err := printSnapshot(w, snap); err != nil {
-			return err
-		}
+	})
+	if err != nil {
+		return err
 	}
-	return nil
+	return writeErr
 }
 
 // watch prints a table every interval until interrupted.

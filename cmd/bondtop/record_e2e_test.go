@@ -32,6 +32,11 @@ func TestRecordReplayJSON(t *testing.T) {
 			t.Fatalf("line %d differs:\nlive:   %s\nreplay: %s", i, liveLines[i], replayLines[i+1])
 		}
 	}
+	// --json alone prints the whole recording.
+	all, stderr, code := runBinary(t, "--replay", path, "--json")
+	if code != 0 || strings.TrimSpace(all) != strings.TrimSpace(replayed) {
+		t.Fatalf("--replay --json: exit %d (%s), want the 6 recorded lines, got:\n%s", code, stderr, all)
+	}
 
 	data, err := os.ReadFile(path)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"sort"
 	"sync"
@@ -47,16 +48,17 @@ func startRecording(path string, o options) (sink func(*collector.Snapshot), fin
 
 // replay plays a recording in the mode the flags ask for, reading it as
 // it goes: memory does not grow with the file. --json prints the recorded
-// lines exactly as they were written; a damaged file prints what it holds
-// up to the damage, then the error.
+// lines exactly as they were written (all of them without --once or
+// --count); a damaged file prints what it holds up to the damage, then the
+// error.
 func replay(o options, stdout, stderr io.Writer) error {
-	if (o.once || o.count > 0) || !isTerminal(stdout) {
+	if o.once || o.count > 0 || o.json || !isTerminal(stdout) {
 		rd, err := record.Open(o.replay)
 		if err != nil {
 			return err
 		}
 		defer rd.Close()
-		if o.once || o.count > 0 {
+		if o.once || o.count > 0 || o.json {
 			return replayPrint(rd, o, stdout, stderr)
 		}
 		return replayPaced(rd, o, stdout)
@@ -72,9 +74,13 @@ func replay(o options, stdout, stderr io.Writer) error {
 	return feed.readErr
 }
 
-// replayPrint prints the first snapshot (--once) or the first N (--count).
+// replayPrint prints the first snapshot (--once), the first N (--count),
+// or, for --json alone, every one.
 func replayPrint(rd *record.Reader, o options, stdout, stderr io.Writer) error {
 	n := max(o.count, 1)
+	if o.json && !o.once && o.count == 0 {
+		n = math.MaxInt
+	}
 	for rd.Read() < n {
 		e, err := rd.Next()
 		if err == io.EOF {

@@ -18,15 +18,24 @@ import (
 // aggregation, synchronization, collecting, distributing). It returns the
 // pair and the time negotiation took.
 func lacpPair(t *testing.T, subnet, n int) (*Pair, time.Duration) {
+	return lacpPairSpec(t, subnet, n, BondSpec{Mode: "802.3ad", XmitHashPolicy: "layer3+4", LACPRate: "fast"})
+}
+
+// lacpPairSpec is lacpPair with the bonds' options given (802.3ad mode).
+func lacpPairSpec(t *testing.T, subnet, n int, spec BondSpec) (*Pair, time.Duration) {
 	p := NewPair(t, subnet, n)
-	spec := BondSpec{Mode: "802.3ad", XmitHashPolicy: "layer3+4", LACPRate: "fast"}
 	p.Peer.Bond(t, "pbond0", spec, p.Far...)
 	start := time.Now()
 	p.Root.Bond(t, p.Bond, spec, p.Slaves...)
 	p.Root.Addr(t, p.Bond, p.LocalCIDR())
 	p.Peer.Addr(t, "pbond0", p.RemoteCIDR())
-	// Negotiated when every port, on both sides, sees itself and its
-	// partner in state 63.
+	waitLACP(t, p)
+	return p, time.Since(start)
+}
+
+// waitLACP waits until LACP is negotiated: every port, on both sides, sees
+// itself and its partner in state 63.
+func waitLACP(t *testing.T, p *Pair) {
 	Eventually(t, 60*time.Second, "LACP negotiated (port states 63 on both sides)", func() (bool, string) {
 		var seen []string
 		ok := true
@@ -40,7 +49,6 @@ func lacpPair(t *testing.T, subnet, n int) (*Pair, time.Duration) {
 		}
 		return ok, strings.Join(seen, ", ")
 	})
-	return p, time.Since(start)
 }
 
 // TestLACP: 802.3ad against a real LACP partner (a second bond), with 2
