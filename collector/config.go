@@ -3,7 +3,6 @@ package collector
 import (
 	"fmt"
 	"io/fs"
-	"os"
 	"strings"
 	"time"
 
@@ -41,7 +40,8 @@ type ConfigReader interface {
 }
 
 // readHostConfig reads the configuration under fsys and the running
-// settings of bonds; fsys must resolve symbolic links (os.DirFS).
+// settings of bonds; fsys must resolve symbolic links (sysfs is made of
+// them).
 func readHostConfig(fsys fs.FS, bonds []bonding.Bond) *HostConfig {
 	hc := &HostConfig{Intent: intent.Read(fsys), Running: map[string]*RunningConfig{}}
 	for i := range bonds {
@@ -59,9 +59,11 @@ func readHostConfig(fsys fs.FS, bonds []bonding.Bond) *HostConfig {
 	return hc
 }
 
-// ReadConfig reads DIR/etc and DIR/sys.
+// ReadConfig reads DIR/etc and DIR/sys through the tree's guarded file
+// system, on the Sampler's goroutine like Read: a bundle's /etc is as
+// untrusted as its /sys.
 func (s *RootSource) ReadConfig(bonds []bonding.Bond) *HostConfig {
-	return readHostConfig(os.DirFS(s.dir), bonds)
+	return readHostConfig(s.fsys, bonds)
 }
 
 // configRefreshEvery is how often the Sampler re-reads configuration
