@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/diagnose"
 	"github.com/bondtop/bondtop/internal/units"
 	"github.com/bondtop/bondtop/load"
 	"github.com/gdamore/tcell/v2"
@@ -331,7 +332,7 @@ func (d *dashboard) loadStarted(gen int, run *LoadRun, err error) {
 	p.run = run
 	p.before, p.moved = nil, nil
 	if b := d.sampleOf(run.Bond); b != nil {
-		p.before = load.SlaveBytes(bondOf(b))
+		p.before = load.SlaveBytes(diagnose.BondOf(b))
 	}
 	// One goroutine per test follows it: intervals as they come, then the
 	// result. post never blocks it.
@@ -363,7 +364,7 @@ func (d *dashboard) loadDone(gen int, run *LoadRun, sum load.Summary, err error)
 	}
 	p.done, p.runErr = true, err
 	if b := d.sampleOf(run.Bond); b != nil && p.before != nil {
-		p.moved = load.SlaveDeltas(bondOf(b), p.before, load.SlaveBytes(bondOf(b)))
+		p.moved = load.SlaveDeltas(diagnose.BondOf(b), p.before, load.SlaveBytes(diagnose.BondOf(b)))
 	}
 	if err == nil {
 		p.summary = &sum
