@@ -97,6 +97,11 @@ type Config struct {
 	// StepTimeout bounds every step of the control protocol
 	// (DefaultStepTimeout when 0).
 	StepTimeout time.Duration
+	// OnDatagram, when set, sees every UDP datagram this host receives:
+	// the stream's id, the datagram's sequence number and when it
+	// arrived. The failover drill times outages with it, to the packet.
+	// It runs on the receiving goroutine, so it must be quick.
+	OnDatagram func(stream int, seq uint64, at time.Time)
 }
 
 // withDefaults validates c and fills in its defaults. It does no I/O, so

@@ -39,6 +39,8 @@ type stream struct {
 	jitter      float64 // seconds
 	prevTransit float64
 	gotFirst    bool
+	// onDatagram is Config.OnDatagram (client streams only).
+	onDatagram func(stream int, seq uint64, at time.Time)
 
 	start, end time.Time
 	// retrans is TCP_INFO's count when the sender stopped, -1 unknown.
@@ -248,6 +250,9 @@ func (s *stream) gotDatagram(b []byte, now time.Time, wide bool) {
 		seq = binary.BigEndian.Uint64(b[8:])
 	} else {
 		seq = uint64(binary.BigEndian.Uint32(b[8:]))
+	}
+	if s.onDatagram != nil {
+		s.onDatagram(s.id, seq, now)
 	}
 	sent := float64(sec) + float64(usec)/1e6
 	arrived := float64(now.Unix()) + float64(now.Nanosecond())/1e9

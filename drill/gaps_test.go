@@ -1,0 +1,45 @@
+package drill
+
+import (
+	"testing"
+	"time"
+)
+
+// A stream at 1000/s that stops for 250 ms, reorders one datagram, and
+// loses 3 more: the gap, the loss and the reordering come out as sent.
+func TestGapMeter(t *testing.T) {
+	g := newGapMeter()
+	t0 := time.Unix(1000, 0)
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	for i := 1; i <= 100; i++ {
+		g.datagram(1, uint64(i), ms(i))
+	}
+	// 101..349 lost: silence from 100 ms to 350 ms.
+	for i := 350; i <= 400; i++ {
+		if i == 360 {
+			continue
+		}
+		g.datagram(1, uint64(i), ms(i))
+	}
+	g.datagram(1, 360, ms(401)) // late
+	for _, i := range []int{405, 406} {
+		g.datagram(1, uint64(i), ms(i)) // 401..404 lost
+	}
+	r := g.read(ms(407), 1000)
+	if r.Longest != 250*time.Millisecond || !r.Start.Equal(ms(100)) || r.Open {
+		t.Errorf("gap %v from %v open %v, want 250ms from 100ms", r.Longest, r.Start.Sub(t0), r.Open)
+	}
+	if r.Lost != 249+4 || r.Reordered != 1 {
+		t.Errorf("lost %d reordered %d, want 253 and 1", r.Lost, r.Reordered)
+	}
+
+	// The stream never came back: the silence runs to the end.
+	r = g.read(ms(3406), 1000)
+	if r.Longest != 3000*time.Millisecond || !r.Open || r.Lost != 253+2999 {
+		t.Errorf("open gap %v open %v lost %d", r.Longest, r.Open, r.Lost)
+	}
+
+	if r := newGapMeter().read(ms(10), 1000); r.Received != 0 || r.Longest != 0 {
+		t.Errorf("nothing received: %+v", r)
+	}
+}
