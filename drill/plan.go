@@ -14,11 +14,11 @@ import (
 type Settings struct {
 	MIIMonMs, UpDelayMs, DownDelayMs int
 	// NumPeerNotif is num_grat_arp (and num_unsol_na: one value).
-	NumPeerNotif   int
-	PeerNotifMs    int
-	ResendIGMP     int
-	ARPIntervalMs  int
-	Primary        string
+	NumPeerNotif    int
+	PeerNotifMs     int
+	ResendIGMP      int
+	ARPIntervalMs   int
+	Primary         string
 	PrimaryReselect string
 }
 
