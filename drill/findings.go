@@ -32,8 +32,12 @@ func findings(p *Plan, r *Result) []string {
 		case gap >= longGapMs:
 			out = append(out, fmt.Sprintf("%s gap %s (tx %s, rx %s)", ph.Name, ms(ptr(gap)), ms(ph.GapTxMs), ms(ph.GapRxMs)))
 		}
-		if ph.ActiveMs != nil && s.NumPeerNotif > 0 && ph.GARP.Count+ph.GARP.UnsolNA == 0 {
+		switch {
+		case ph.ActiveMs != nil && s.NumPeerNotif > 0 && ph.GARP.Count+ph.GARP.UnsolNA == 0:
 			out = append(out, fmt.Sprintf("%s: the active slave changed but no gratuitous ARP or unsolicited NA was seen (num_grat_arp %d)", ph.Name, s.NumPeerNotif))
+		case ph.ActiveMs != nil && ph.GARP.Count > 0 && ph.GARP.Count < s.NumPeerNotif:
+			out = append(out, fmt.Sprintf("%s: %d gratuitous ARP(s) left the bond, num_grat_arp asks for %d (some kernels send only the first when the link monitor fails over)",
+				ph.Name, ph.GARP.Count, s.NumPeerNotif))
 		}
 		if ph.Name == "failover" && p.How == Down && ph.EventMs == nil {
 			if s.MIIMonMs == 0 && s.ARPIntervalMs == 0 {

@@ -140,6 +140,9 @@ type eventWatch struct {
 	mu     sync.Mutex
 	events []bondEvent
 	done   chan struct{}
+	// changed has a value after any notification about the bond or its
+	// slaves.
+	changed chan struct{}
 }
 
 func watchBond(bond string) (*eventWatch, error) {
@@ -164,7 +167,7 @@ func watchBond(bond string) (*eventWatch, error) {
 		}
 	}
 	updates := make(chan netlink.LinkUpdate, 1024)
-	w := &eventWatch{done: make(chan struct{})}
+	w := &eventWatch{done: make(chan struct{}), changed: make(chan struct{}, 1)}
 	if err := netlink.LinkSubscribe(updates, w.done); err != nil {
 		return nil, fmt.Errorf("link notifications: %w", err)
 	}
@@ -185,6 +188,12 @@ func watchBond(bond string) (*eventWatch, error) {
 					if seen {
 						ev = &bondEvent{at: now, slave: a.Name, what: fmt.Sprintf("%s %s, mii %s", a.Name, bs.State, bs.MiiStatus)}
 					}
+				}
+			}
+			if a.Index == bondIndex || a.MasterIndex == bondIndex {
+				select {
+				case w.changed <- struct{}{}:
+				default:
 				}
 			}
 			if ev != nil {
@@ -244,6 +253,14 @@ func startCapture(slaves []string) (*capture, error) {
 			return nil, fmt.Errorf("packet socket on %s: %w", name, err)
 		}
 		c.fds = append(c.fds, fd)
+		// Only ARP and ICMPv6 neighbour advertisements reach this
+		// socket: the measuring stream's thousands of datagrams a
+		// second stay in the kernel.
+		prog := notificationFilter()
+		if err := unix.SetsockoptSockFprog(fd, unix.SOL_SOCKET, unix.SO_ATTACH_FILTER, &unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}); err != nil {
+			c.close()
+			return nil, fmt.Errorf("packet filter on %s: %w", name, err)
+		}
 		if err := unix.Bind(fd, &unix.SockaddrLinklayer{Protocol: htons(unix.ETH_P_ALL), Ifindex: l.Attrs().Index}); err != nil {
 			c.close()
 			return nil, fmt.Errorf("packet socket on %s: %w", name, err)
@@ -305,4 +322,27 @@ func htons(v uint16) uint16 {
 	var b [2]byte
 	binary.BigEndian.PutUint16(b[:], v)
 	return binary.NativeEndian.Uint16(b[:])
+}
+
+// notificationFilter is a classic BPF program that accepts ARP frames
+// and ICMPv6 type 136 (an IPv6 header without extensions, as neighbour
+// discovery sends), and drops the rest; peerNotification decides.
+func notificationFilter() []unix.SockFilter {
+	const (
+		ldh = unix.BPF_LD | unix.BPF_H | unix.BPF_ABS
+		ldb = unix.BPF_LD | unix.BPF_B | unix.BPF_ABS
+		jeq = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
+		ret = unix.BPF_RET | unix.BPF_K
+	)
+	return []unix.SockFilter{
+		{Code: ldh, K: 12},            // 0: ethertype
+		{Code: jeq, K: 0x0806, Jt: 5}, // 1: ARP -> accept
+		{Code: jeq, K: 0x86dd, Jf: 5}, // 2: not IPv6 -> drop
+		{Code: ldb, K: 14 + 6},        // 3: next header
+		{Code: jeq, K: 58, Jf: 3},     // 4: not ICMPv6 -> drop
+		{Code: ldb, K: 14 + 40},       // 5: ICMPv6 type
+		{Code: jeq, K: 136, Jf: 1},    // 6: not NA -> drop
+		{Code: ret, K: 0xffff},        // 7: accept
+		{Code: ret, K: 0},             // 8: drop
+	}
 }

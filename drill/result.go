@@ -22,8 +22,11 @@ type Result struct {
 	Direction Direction `json:"direction"`
 	Rate      int       `json:"rate_pps"`
 	HoldMs    int64     `json:"hold_ms"`
-	Phases    []Phase   `json:"phases"`
-	Findings  []string  `json:"findings"`
+	// StreamSlave is the slave the stream this host sends was placed on
+	// (a bond that hashes by port), "" when the kernel chose.
+	StreamSlave string   `json:"stream_slave,omitempty"`
+	Phases      []Phase  `json:"phases"`
+	Findings    []string `json:"findings"`
 	// Restored is set when the slave's admin state and the bond's
 	// active slave are as they were before the drill.
 	Restored bool `json:"restored"`

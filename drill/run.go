@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/netip"
 	"strings"
+
+	"github.com/bondtop/bondtop/load"
 )
 
 // Drill is a prepared drill: the plan, and the peer the measuring streams
@@ -13,6 +15,9 @@ type Drill struct {
 	Peer netip.AddrPort
 	opts Options
 	src  netip.Addr
+	// route places the measuring stream's send side on the slave when
+	// the bond hashes by port (nil: the kernel's ports).
+	route *load.Route
 }
 
 // Describe is the plan in a few lines: what the confirmation shows and

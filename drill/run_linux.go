@@ -21,11 +21,16 @@ const (
 	baseline = 500 * time.Millisecond
 	// tail is how long a phase watches after the bond settled.
 	tail = time.Second
-	// pollEvery is how often a phase reads the bond to see it settle.
-	pollEvery = 20 * time.Millisecond
+	// pollEvery is how often a phase reads the bond to see it settle
+	// when netlink says nothing (LACP port states change silently), and
+	// restore looks for the slave's link.
+	pollEvery = 50 * time.Millisecond
 	// datagram is the measuring streams' datagram size (UDP payload).
 	datagram = 64
 )
+
+// errPhaseOver ends a phase's watch at its limit.
+var errPhaseOver = errors.New("phase over")
 
 // Prepare reads the bond, resolves the peer and decides the plan. It
 // changes nothing (it may send one datagram to the peer so the kernel
@@ -33,6 +38,9 @@ const (
 func Prepare(ctx context.Context, o Options) (*Drill, error) {
 	o, err := o.withDefaults()
 	if err != nil {
+		return nil, err
+	}
+	if err := leftBehind(o); err != nil {
 		return nil, err
 	}
 	host, port, err := load.ParseTarget(o.Peer)
@@ -74,7 +82,18 @@ func Prepare(ctx context.Context, o Options) (*Drill, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Drill{Plan: p, Peer: netip.AddrPortFrom(dst, port), opts: o, src: route.Path.Src}, nil
+	return &Drill{Plan: p, Peer: netip.AddrPortFrom(dst, port), opts: o, src: route.Path.Src, route: route}, nil
+}
+
+// leftBehind refuses a drill while an earlier one's changes are not
+// undone.
+func leftBehind(o Options) error {
+	st, err := ReadState(o.StateDir, o.Bond)
+	if err != nil || st == nil {
+		return err
+	}
+	return fmt.Errorf("a drill (pid %d, %s) left %s changed: run bondtop drill %s --restore first: %w",
+		st.PID, st.Started.Format(time.RFC3339), st.Slave, o.Bond, ErrRefused)
 }
 
 func readBond(src *collector.LiveSource, name string) (*bonding.Bond, error) {
@@ -135,12 +154,8 @@ func (d *Drill) Run(ctx context.Context, progress func(string)) (res *Result, er
 		progress = func(string) {}
 	}
 	o, p := d.opts, d.Plan
-	if st, err := ReadState(o.StateDir, p.Bond); err != nil || st != nil {
-		if err != nil {
-			return nil, err
-		}
-		return nil, fmt.Errorf("a drill (pid %d, %s) left %s changed: run bondtop drill %s --restore first: %w",
-			st.PID, st.Started.Format(time.RFC3339), st.Slave, p.Bond, ErrRefused)
+	if err := leftBehind(o); err != nil {
+		return nil, err
 	}
 	wasUp, err := adminUp(p.Slave)
 	if err != nil {
@@ -284,6 +299,15 @@ func (r *run) phase(ctx context.Context, name, action string, act func() error, 
 		Rate: uint64(o.Rate) * datagram * 8, BlockSize: datagram, Source: r.d.src, Interval: time.Second,
 		OnDatagram: meter.datagram,
 	}
+	// In a bond that hashes by port, the stream this host sends leaves by
+	// the slave under test (planned before the drill, while it was up).
+	if r.d.route != nil && r.d.route.Placement != nil {
+		planned := cfg
+		if err := r.d.route.Place(&planned, load.OneSlave, r.p.Slave); err == nil && len(planned.SourcePorts) > 0 && len(planned.SourcePorts[0]) > 0 {
+			cfg = planned
+			r.res.StreamSlave = r.p.Slave
+		}
+	}
 	switch o.Direction {
 	case RX:
 		cfg.Direction = load.Receive
@@ -344,33 +368,46 @@ func (r *run) phase(ctx context.Context, name, action string, act func() error, 
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	ph.ActionTime = t0
+	// The bond is read when netlink says it changed (and now and then,
+	// for what netlink does not announce, as LACP port states): reading
+	// it on a timer would take the rtnl lock the bond's own monitor
+	// needs, and slow the very failover being measured.
 	var settledAt time.Time
-	tick := time.NewTicker(pollEvery)
+	every := 5 * pollEvery
+	if r.p.Mode == bonding.Mode8023AD {
+		every = pollEvery
+	}
+	tick := time.NewTicker(every)
 	defer tick.Stop()
+	expiry := time.NewTimer(limit)
+	defer expiry.Stop()
 	var cerr error
-	for {
-		now := time.Now()
-		if now.Sub(t0) >= limit {
-			break
-		}
-		if settledAt.IsZero() {
+	check := true
+	for cerr == nil {
+		if check && settledAt.IsZero() {
 			if b, err := readBond(r.src, r.p.Bond); err == nil && settled(b) {
-				settledAt = now
+				settledAt = time.Now()
 			}
 		}
 		if !settledAt.IsZero() && done(ctx, settledAt) {
 			break
 		}
+		check = false
 		select {
 		case <-ctx.Done():
 			cerr = ctx.Err()
 		case <-t.Done():
 			cerr = errors.New("the measuring stream ended early (the peer went away?)")
+		case <-expiry.C:
+			cerr = errPhaseOver
+		case <-r.watch.changed:
+			check = true
 		case <-tick.C:
+			check = true
 		}
-		if cerr != nil {
-			break
-		}
+	}
+	if cerr == errPhaseOver {
+		cerr = nil
 	}
 	end := time.Now()
 	sum, serr := stop()

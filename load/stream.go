@@ -211,6 +211,19 @@ func (m *mover) sendUDP(s *stream) error {
 
 func (m *mover) recvUDP(s *stream) error {
 	buf := make([]byte, maxUDPBlock+64)
+	// A caller timing each datagram (the failover drill) gets the
+	// kernel's receive time.
+	if s.onDatagram != nil {
+		if r := newStampedReader(s.conn); r != nil {
+			for {
+				n, at, err := r.read(buf)
+				if err != nil {
+					return err
+				}
+				s.gotDatagram(buf[:n], at, m.udp64)
+			}
+		}
+	}
 	for {
 		n, err := s.conn.Read(buf)
 		if err != nil {
