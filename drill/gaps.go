@@ -87,3 +87,50 @@ func (g *gapMeter) read(end time.Time, rate int) gapReading {
 	}
 	return r
 }
+
+// sendLog keeps when each datagram of the stream this host sends left,
+// by sequence number (1, 2, ...), so the datagrams the peer lost can be
+// turned into the time they covered.
+type sendLog struct {
+	mu sync.Mutex
+	at []time.Time
+}
+
+func (l *sendLog) sent(_ int, seq uint64, at time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if seq == uint64(len(l.at))+1 {
+		l.at = append(l.at, at)
+	}
+}
+
+// gap is the silence lost datagrams made on the wire, assuming they went
+// missing in one run starting with the first datagram sent at or after
+// from (the outage began then): from the last datagram sent before the
+// run to the first after it. Without a stalled sender that is lost times
+// the interval; a sender that stalled during the outage (its next
+// datagrams left late and in a burst) lengthens it as it lengthened the
+// silence at the peer. end stands in for a run that lasted to the end.
+func (l *sendLog) gap(lost uint64, from, end time.Time) time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if lost == 0 {
+		return 0
+	}
+	first := len(l.at)
+	for i, t := range l.at {
+		if !t.Before(from) {
+			first = i
+			break
+		}
+	}
+	if first == 0 {
+		first = 1
+	}
+	before := l.at[first-1]
+	after := end
+	if k := first + int(lost); k < len(l.at) {
+		after = l.at[k]
+	}
+	return after.Sub(before)
+}

@@ -43,3 +43,44 @@ func TestGapMeter(t *testing.T) {
 		t.Errorf("nothing received: %+v", r)
 	}
 }
+
+// The run of lost datagrams starts at the outage: without a stall the gap
+// is the lost datagrams' time; a sender stalled for 300 ms in the outage
+// lengthens it by the stall.
+func TestSendLogGap(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	var l sendLog
+	seq := uint64(0)
+	for i := 1; i <= 1000; i++ {
+		seq++
+		l.sent(1, seq, ms(i))
+	}
+	if g := l.gap(100, ms(500), ms(1001)); g != 101*time.Millisecond {
+		t.Errorf("100 lost from 500 ms: %v, want 101ms (the last before to the first after)", g)
+	}
+	if g := l.gap(0, ms(500), ms(1001)); g != 0 {
+		t.Errorf("none lost: %v", g)
+	}
+	if g := l.gap(600, ms(500), ms(1001)); g != 502*time.Millisecond {
+		t.Errorf("lost to the end: %v, want 502ms", g)
+	}
+	var s sendLog
+	seq = 0
+	for i := 1; i <= 1000; i++ {
+		at := ms(i)
+		if i > 520 && i < 820 {
+			continue // stalled
+		}
+		if i >= 820 && i < 1120 {
+			at = ms(820) // the burst that catches up
+		}
+		seq++
+		s.sent(1, seq, at)
+	}
+	// 50 datagrams lost from 500 ms: 500..549 by sequence, sent 500-520
+	// and in the burst at 820.
+	if g := s.gap(50, ms(500), ms(2000)); g != 321*time.Millisecond {
+		t.Errorf("stalled sender: %v, want 321ms", g)
+	}
+}

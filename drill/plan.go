@@ -34,6 +34,8 @@ type Plan struct {
 	Survivors []string
 	Hold      time.Duration
 	Settings  Settings
+	// bond is the bond as read when planning.
+	bond *bonding.Bond
 }
 
 // MakePlan decides the drill on bond b. traffic is each slave's bytes

@@ -82,6 +82,7 @@ func Prepare(ctx context.Context, o Options) (*Drill, error) {
 	if err != nil {
 		return nil, err
 	}
+	p.bond = b
 	return &Drill{Plan: p, Peer: netip.AddrPortFrom(dst, port), opts: o, src: route.Path.Src, route: route}, nil
 }
 
@@ -131,7 +132,7 @@ func busiestLook(src *collector.LiveSource, b *bonding.Bond) map[string]uint64 {
 type run struct {
 	d        *Drill
 	p        *Plan
-	src      *collector.LiveSource
+	slaves   []string
 	watch    *eventWatch
 	capture  *capture
 	progress func(string)
@@ -163,24 +164,19 @@ func (d *Drill) Run(ctx context.Context, progress func(string)) (res *Result, er
 	}
 	r := &run{d: d, p: p, progress: progress, res: &Result{Bond: p.Bond, Mode: p.Mode, Slave: p.Slave, How: p.How,
 		Peer: d.Peer.String(), Estimate: o.Direction != RX, Direction: o.Direction, Rate: o.Rate, HoldMs: o.Hold.Milliseconds()}}
-	if r.src, err = collector.NewLiveSource(); err != nil {
-		return nil, err
+	for i := range p.bond.Slaves {
+		r.slaves = append(r.slaves, p.bond.Slaves[i].Name)
 	}
-	defer r.src.Close()
-	b, err := readBond(r.src, p.Bond)
+	b, err := quickBond(p.Bond, r.slaves)
 	if err != nil {
 		return nil, err
 	}
 	r.usableBefore, _ = bonding.UsableSlaves(b)
-	slaves := make([]string, len(b.Slaves))
-	for i := range b.Slaves {
-		slaves[i] = b.Slaves[i].Name
-	}
 	if r.watch, err = watchBond(p.Bond); err != nil {
 		return nil, err
 	}
 	defer r.watch.close()
-	if r.capture, err = startCapture(slaves); err != nil {
+	if r.capture, err = startCapture(r.slaves); err != nil {
 		return nil, err
 	}
 	defer r.capture.close()
@@ -294,10 +290,11 @@ func (r *run) phase(ctx context.Context, name, action string, act func() error, 
 	settled func(*bonding.Bond) bool, limit time.Duration) error {
 	o := r.d.opts
 	meter := newGapMeter()
+	var sends sendLog
 	cfg := load.Config{
 		Target: r.d.Peer.Addr().String(), Port: r.d.Peer.Port(), Protocol: load.UDP, UntilStopped: true,
 		Rate: uint64(o.Rate) * datagram * 8, BlockSize: datagram, Source: r.d.src, Interval: time.Second,
-		OnDatagram: meter.datagram,
+		OnDatagram: meter.datagram, OnSend: sends.sent,
 	}
 	// In a bond that hashes by port, the stream this host sends leaves by
 	// the slave under test (planned before the drill, while it was up).
@@ -385,7 +382,7 @@ func (r *run) phase(ctx context.Context, name, action string, act func() error, 
 	check := true
 	for cerr == nil {
 		if check && settledAt.IsZero() {
-			if b, err := readBond(r.src, r.p.Bond); err == nil && settled(b) {
+			if b, err := quickBond(r.p.Bond, r.slaves); err == nil && settled(b) {
 				settledAt = time.Now()
 			}
 		}
@@ -411,7 +408,7 @@ func (r *run) phase(ctx context.Context, name, action string, act func() error, 
 	}
 	end := time.Now()
 	sum, serr := stop()
-	r.fill(&ph, meter.read(end, o.Rate), &sum, t0, end, settledAt)
+	r.fill(&ph, meter.read(end, o.Rate), &sends, &sum, t0, end, settledAt)
 	r.res.Phases = append(r.res.Phases, ph)
 	if cerr != nil {
 		return fmt.Errorf("%s: %w", name, cerr)
@@ -423,7 +420,7 @@ func (r *run) phase(ctx context.Context, name, action string, act func() error, 
 }
 
 // fill puts one phase's measurements into ph.
-func (r *run) fill(ph *Phase, rx gapReading, sum *load.Summary, t0, end, settledAt time.Time) {
+func (r *run) fill(ph *Phase, rx gapReading, sends *sendLog, sum *load.Summary, t0, end, settledAt time.Time) {
 	o := r.d.opts
 	if o.Direction != TX {
 		ph.GapRxMs = ptr(float64(rx.Longest.Microseconds()) / 1000)
@@ -431,19 +428,28 @@ func (r *run) fill(ph *Phase, rx gapReading, sum *load.Summary, t0, end, settled
 		ph.LostRx = ptr(rx.Lost)
 		ph.Reordered = ptr(rx.Reordered)
 	}
-	if o.Direction != RX {
-		lost := uint64(max(sum.Sent.Lost, 0))
-		ph.LostTx = ptr(lost)
-		// Each lost datagram is one datagram's time of silence.
-		ph.GapTxMs = ptr(float64(lost) * 1000 / float64(o.Rate))
-	}
+	// The outage on the way out starts with the action when the slave
+	// goes away, and with the bond's move (or first reaction) when it
+	// comes back.
+	outage := t0
 	for _, e := range r.watch.between(t0, end) {
 		if ph.EventMs == nil {
 			ph.EventMs = msSince(t0, e.at)
+			if ph.Name == "failback" {
+				outage = e.at
+			}
 		}
 		if e.active != "" && ph.ActiveMs == nil {
 			ph.ActiveMs = msSince(t0, e.at)
+			if ph.Name == "failback" {
+				outage = e.at
+			}
 		}
+	}
+	if o.Direction != RX {
+		lost := uint64(max(sum.Sent.Lost, 0))
+		ph.LostTx = ptr(lost)
+		ph.GapTxMs = ptr(float64(sends.gap(lost, outage, end).Microseconds()) / 1000)
 	}
 	if a, err := activeSlave(r.p.Bond); err == nil {
 		ph.ActiveSlave = a

@@ -102,6 +102,10 @@ type Config struct {
 	// arrived. The failover drill times outages with it, to the packet.
 	// It runs on the receiving goroutine, so it must be quick.
 	OnDatagram func(stream int, seq uint64, at time.Time)
+	// OnSend, when set, sees every UDP datagram this host sends, when it
+	// was handed to the kernel: with the peer's loss count it tells how
+	// long the datagrams lost on the way took to send.
+	OnSend func(stream int, seq uint64, at time.Time)
 }
 
 // withDefaults validates c and fills in its defaults. It does no I/O, so

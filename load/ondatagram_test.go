@@ -6,7 +6,8 @@ import (
 	"time"
 )
 
-// OnDatagram sees every datagram this host receives, in sequence, at the
+// OnDatagram sees every datagram this host receives, OnSend every one it
+// sends, in sequence, at the
 // drill's settings (64-byte datagrams, 1000 a second each way, until
 // stopped), against a real iperf3 -s and bondtop's server: as many as the
 // summary counts, and none sent to the peer.
@@ -22,6 +23,7 @@ func TestOnDatagram(t *testing.T) {
 			var mu sync.Mutex
 			var seqs []uint64
 			var last time.Time
+			var sent []uint64
 			cfg := Config{Target: "127.0.0.1", Port: port, Protocol: UDP, Direction: Bidirectional, UntilStopped: true,
 				Rate: 1000 * 64 * 8, BlockSize: 64, OnDatagram: func(stream int, seq uint64, at time.Time) {
 					mu.Lock()
@@ -31,6 +33,13 @@ func TestOnDatagram(t *testing.T) {
 					}
 					seqs = append(seqs, seq)
 					last = at
+				}, OnSend: func(stream int, seq uint64, at time.Time) {
+					mu.Lock()
+					defer mu.Unlock()
+					if stream != 1 {
+						t.Errorf("a datagram sent on stream %d, which this host receives on", stream)
+					}
+					sent = append(sent, seq)
 				}}
 			test := startClient(t, cfg)
 			time.Sleep(1500 * time.Millisecond)
@@ -58,6 +67,9 @@ func TestOnDatagram(t *testing.T) {
 			}
 			if time.Since(last) > time.Second {
 				t.Errorf("last datagram %v ago", time.Since(last))
+			}
+			if uint64(len(sent)) != sum.Sent.Packets || len(sent) > 0 && sent[len(sent)-1] != uint64(len(sent)) {
+				t.Errorf("OnSend saw %d datagrams (not numbered 1 to %d); the summary counts %d sent", len(sent), len(sent), sum.Sent.Packets)
 			}
 			if sum.Sent.Packets == 0 || sum.Sent.Lost != 0 {
 				t.Errorf("sent %d datagrams, %d lost on loopback", sum.Sent.Packets, sum.Sent.Lost)

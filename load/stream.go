@@ -39,8 +39,9 @@ type stream struct {
 	jitter      float64 // seconds
 	prevTransit float64
 	gotFirst    bool
-	// onDatagram is Config.OnDatagram (client streams only).
+	// onDatagram and onSend are Config's (client streams only).
 	onDatagram func(stream int, seq uint64, at time.Time)
+	onSend     func(stream int, seq uint64, at time.Time)
 
 	start, end time.Time
 	// retrans is TCP_INFO's count when the sender stopped, -1 unknown.
@@ -182,7 +183,8 @@ func (m *mover) sendUDP(s *stream) error {
 			return nil
 		}
 		seq++
-		putUDPHeader(buf, time.Now(), seq, m.udp64)
+		now := time.Now()
+		putUDPHeader(buf, now, seq, m.udp64)
 		var n int
 		var err error
 		if s.shared != nil {
@@ -205,6 +207,9 @@ func (m *mover) sendUDP(s *stream) error {
 		s.mu.Lock()
 		s.packets = seq
 		s.mu.Unlock()
+		if s.onSend != nil {
+			s.onSend(s.id, seq, now)
+		}
 	}
 	return nil
 }

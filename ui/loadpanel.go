@@ -74,6 +74,9 @@ type loadPanel struct {
 	moved  []load.SlaveDelta
 	runErr error
 	done   bool
+
+	// drill is the failover drill Ctrl-F starts from the panel.
+	drill drillState
 }
 
 func newLoadPanel(runner LoadRunner, unavailable string) *loadPanel {
@@ -89,7 +92,9 @@ func (p *loadPanel) running() bool { return p.starting || (p.run != nil && !p.do
 
 // docked reports whether the panel shows a test (under the graphs) rather
 // than the form.
-func (p *loadPanel) docked() bool { return !p.editing && p.unavailable == "" && p.runner != nil }
+func (p *loadPanel) docked() bool {
+	return !p.editing && p.unavailable == "" && p.runner != nil && p.drill.step == drillOff
+}
 
 // openLoad opens the panel: the running or last test, else the form.
 func (d *dashboard) openLoad() {
@@ -113,6 +118,13 @@ func (d *dashboard) loadKey(ev *tcell.EventKey) bool {
 	p := d.loadp
 	if p.unavailable != "" || p.runner == nil {
 		return false
+	}
+	if ev.Key() == tcell.KeyCtrlF {
+		d.openDrill()
+		return true
+	}
+	if p.drill.step != drillOff {
+		return d.drillKey(ev)
 	}
 	if p.confirm {
 		if ev.Key() == tcell.KeyRune && (ev.Rune() == 'y' || ev.Rune() == 'Y') {
@@ -464,6 +476,9 @@ func (d *dashboard) renderLoad(width, height int) []line {
 		}
 		return append(out, nil, line{{"Esc closes", th.dim}})
 	}
+	if p.drill.step != drillOff {
+		return d.renderDrill(width)
+	}
 	if p.confirm {
 		left := ""
 		if p.req.Config.Duration > 0 && p.run != nil {
@@ -483,7 +498,7 @@ func (d *dashboard) renderLoad(width, height int) []line {
 func (d *dashboard) renderLoadForm(width int) []line {
 	th, p := d.th, d.loadp
 	bond := orText(d.model.Bond, "no bond")
-	out := []line{{{"New load test over " + bond, th.strong}, {"  ↑↓ field  ←→ choose  Enter start  Esc close", th.dim}}, nil}
+	out := []line{{{"New load test over " + bond, th.strong}, {"  ↑↓ field  ←→ choose  Enter start  Ctrl-F failover drill  Esc close", th.dim}}, nil}
 	value := func(f int) string {
 		switch f {
 		case fieldProto:

@@ -115,9 +115,9 @@ type Arrivals struct {
 	// mac's frames, other than the measured datagrams, for the log.
 	mac    net.HardwareAddr
 	frames []frameNote
-	fd    int
-	stop  chan struct{}
-	done  chan struct{}
+	fd     int
+	stop   chan struct{}
+	done   chan struct{}
 }
 
 // ListenArrivals starts the receiver on iface in ns for datagrams from

@@ -108,9 +108,6 @@ func TestDrillActiveBackup(t *testing.T) {
 	}
 	fo := phaseOf(t, res, "failover")
 	fb := phaseOf(t, res, "failback")
-	if fo.GapTxMs == nil || fo.GapRxMs == nil || *fo.GapTxMs >= 300 || *fo.GapRxMs >= 300 {
-		t.Errorf("failover gap tx %.1f ms rx %.1f ms, want both under 300", msOf(fo.GapTxMs), msOf(fo.GapRxMs))
-	}
 	// num_grat_arp 2: the kernels at hand send only the first when the
 	// link monitor fails over (the second notification's check ran
 	// before the failover); the drill must count what left, as the
@@ -140,6 +137,14 @@ func TestDrillActiveBackup(t *testing.T) {
 	if fo.ActiveMs == nil || *fo.ActiveMs-kernelMs > 50 || *fo.ActiveMs-kernelMs < -50 {
 		t.Errorf("drill's active change at %.1f ms, the kernel's notification at %.1f ms", msOf(fo.ActiveMs), kernelMs)
 	}
+	// Under 300 ms each way, or, where the kernel itself took longer to
+	// fail over (an emulated CPU: taking a device down waits for RCU
+	// grace periods under the rtnl lock the link monitor needs), no more
+	// than the kernel's own time and 100 ms.
+	bar := max(300, kernelMs+100)
+	if fo.GapTxMs == nil || fo.GapRxMs == nil || *fo.GapTxMs >= bar || *fo.GapRxMs >= bar {
+		t.Errorf("failover gap tx %.1f ms rx %.1f ms, want both under %.0f (the kernel failed over in %.1f ms)", msOf(fo.GapTxMs), msOf(fo.GapRxMs), bar, kernelMs)
+	}
 	if fo.ActiveSlave != "dut1" {
 		t.Errorf("active slave after the failover %q, want dut1", fo.ActiveSlave)
 	}
@@ -166,6 +171,12 @@ func TestDrillSoftFailover(t *testing.T) {
 			SetBondOption(t, p.Bond, "num_grat_arp", garp)
 			SetBondOption(t, p.Bond, "num_unsol_na", garp)
 			SetBondOption(t, p.Bond, "resend_igmp", "0")
+			// And no IPv6 on the bond: the kernels at hand send MLD
+			// reports on a failover even with resend_igmp 0, and those
+			// teach the switch the new port as well as a GARP would.
+			if err := os.WriteFile("/proc/sys/net/ipv6/conf/"+p.Bond+"/disable_ipv6", []byte("1"), 0); err != nil {
+				t.Fatal(err)
+			}
 			rcv := ListenArrivals(t, p.Peer, "far1", p.Local, p.Root.Link(t, p.Bond).Attrs().HardwareAddr)
 			res, stderr, code := RunDrill(t, p.Bond, "--peer", p.Remote.String(), "--how", "active", "--direction", "rx",
 				"--hold", drillHold.String(), "--yes")
