@@ -17,6 +17,9 @@ type stampedReader struct {
 	oob []byte
 }
 
+// stampedBuffer is the receive buffer of a timed stream's socket.
+const stampedBuffer = 8 << 20
+
 func newStampedReader(c net.Conn) *stampedReader {
 	uc, ok := c.(*net.UDPConn)
 	if !ok {
@@ -29,6 +32,12 @@ func newStampedReader(c net.Conn) *stampedReader {
 	var serr error
 	if err := raw.Control(func(fd uintptr) {
 		serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1)
+		// Room for a few seconds of small datagrams: a reader that runs
+		// late must find them queued, not dropped (a drop would be a
+		// gap the wire never had). Root may exceed rmem_max.
+		if unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, stampedBuffer) != nil {
+			_ = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUF, stampedBuffer)
+		}
 	}); err != nil || serr != nil {
 		return nil
 	}

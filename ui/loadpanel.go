@@ -498,7 +498,7 @@ func (d *dashboard) renderLoad(width, height int) []line {
 func (d *dashboard) renderLoadForm(width int) []line {
 	th, p := d.th, d.loadp
 	bond := orText(d.model.Bond, "no bond")
-	out := []line{{{"New load test over " + bond, th.strong}, {"  ↑↓ field  ←→ choose  Enter start  Ctrl-F failover drill  Esc close", th.dim}}, nil}
+	out := []line{{{"New load test over " + bond, th.strong}, {"  ↑↓ field  ←→ choose  Enter start  Esc close", th.dim}}, nil}
 	value := func(f int) string {
 		switch f {
 		case fieldProto:
@@ -547,7 +547,7 @@ func (d *dashboard) renderLoadForm(width int) []line {
 	default:
 		out = append(out, line{{"Traffic goes only to the target; the test always ends.", th.dim}})
 	}
-	return out
+	return append(out, line{{"Ctrl-F", th.key}, {" failover drill of " + bond + " against the target", th.dim}})
 }
 
 func (d *dashboard) renderLoadRun(width, height int) []line {

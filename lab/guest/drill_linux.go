@@ -126,6 +126,7 @@ func ListenArrivals(t testing.TB, ns *NS, iface string, src net.IP, mac net.Hard
 	t.Helper()
 	a := &Arrivals{stop: make(chan struct{}), done: make(chan struct{}), mac: mac}
 	index := ns.Link(t, iface).Attrs().Index
+	want := src.To4()
 	proto := uint16(unix.ETH_P_ALL)
 	proto = proto<<8 | proto>>8
 	err := ns.Do(func() error {
@@ -136,14 +137,21 @@ func ListenArrivals(t testing.TB, ns *NS, iface string, src net.IP, mac net.Hard
 		a.fd = fd
 		tv := unix.Timeval{Usec: 50000}
 		unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
-		// The kernel's receive time: a busy VM may run this reader late.
+		// The kernel's receive time, and room to queue: a busy VM may run
+		// this reader late, and a dropped frame would be a false gap.
 		unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1)
+		unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, 16<<20)
+		// Only what this receiver counts reaches it: ARP, and IPv4 from
+		// src (the far end's own datagrams to the host stay out).
+		prog := arrivalsFilter(want)
+		if err := unix.SetsockoptSockFprog(fd, unix.SOL_SOCKET, unix.SO_ATTACH_FILTER, &unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}); err != nil {
+			return err
+		}
 		return unix.Bind(fd, &unix.SockaddrLinklayer{Protocol: proto, Ifindex: index})
 	})
 	if err != nil {
 		t.Fatalf("packet socket on %s in %s: %v", iface, ns.Name, err)
 	}
-	want := src.To4()
 	go func() {
 		defer close(a.done)
 		buf := make([]byte, 256)
@@ -302,4 +310,34 @@ func kernelTime(oob []byte) time.Time {
 		}
 	}
 	return time.Now()
+}
+
+// arrivalsFilter is a classic BPF program passing ARP frames and IPv4
+// packets from src.
+func arrivalsFilter(src net.IP) []unix.SockFilter {
+	const (
+		ldh = unix.BPF_LD | unix.BPF_H | unix.BPF_ABS
+		ldw = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
+		jeq = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
+		ret = unix.BPF_RET | unix.BPF_K
+	)
+	return []unix.SockFilter{
+		{Code: ldh, K: 12},                                  // 0: ethertype
+		{Code: jeq, K: 0x0806, Jt: 3},                       // 1: ARP -> accept
+		{Code: jeq, K: 0x0800, Jf: 3},                       // 2: not IPv4 -> drop
+		{Code: ldw, K: 14 + 12},                             // 3: source address
+		{Code: jeq, K: binary.BigEndian.Uint32(src), Jf: 1}, // 4: not src -> drop
+		{Code: ret, K: 0xffff},                              // 5: accept
+		{Code: ret, K: 0},                                   // 6: drop
+	}
+}
+
+// Drops is how many frames the receiver's socket had to drop: a gap it
+// measured is only the wire's when this is 0.
+func (a *Arrivals) Drops() uint32 {
+	st, err := unix.GetsockoptTpacketStats(a.fd, unix.SOL_PACKET, unix.PACKET_STATISTICS)
+	if err != nil {
+		return 0
+	}
+	return st.Drops
 }

@@ -15,6 +15,12 @@ import (
 	"github.com/bondtop/bondtop/drill"
 )
 
+// eventTolerance is how far the drill's time of a bond event may be from
+// the kernel's notification as this test receives it: two processes
+// reading the same netlink message, each as late as the emulated CPUs let
+// it run.
+const eventTolerance = 100
+
 // drillHold is the hold of the lab's drills: long enough that a soft
 // failover without GARP shows as a gap of the whole hold.
 const drillHold = 3 * time.Second
@@ -124,6 +130,9 @@ func TestDrillActiveBackup(t *testing.T) {
 	gap, _ := rcv.LongestGap(fo.ActionTime.Add(-400*time.Millisecond), fb.ActionTime.Add(-100*time.Millisecond))
 	indep := float64(gap.Microseconds()) / 1000
 	t.Logf("independent receiver on br0: longest failover gap %.1f ms; drill's estimate %.1f ms", indep, msOf(fo.GapTxMs))
+	if d := rcv.Drops(); d > 0 {
+		t.Errorf("the independent receiver dropped %d frames: its gap is not the wire's", d)
+	}
 	Measure(t, "drill_failover_gap_tx[active-backup,miimon=50]", msOf(fo.GapTxMs), "ms")
 	Measure(t, "drill_failover_gap_rx[active-backup,miimon=50]", msOf(fo.GapRxMs), "ms")
 	Measure(t, "drill_failover_gap_independent[active-backup,miimon=50]", indep, "ms")
@@ -134,7 +143,7 @@ func TestDrillActiveBackup(t *testing.T) {
 	kernelMs := float64(kernel.Sub(fo.ActionTime).Microseconds()) / 1000
 	t.Logf("kernel notified dut1 active %.1f ms after the action; drill's active_ms %.1f, event_ms %.1f", kernelMs, msOf(fo.ActiveMs), msOf(fo.EventMs))
 	Measure(t, "drill_failover_event[active-backup,miimon=50]", msOf(fo.EventMs), "ms")
-	if fo.ActiveMs == nil || *fo.ActiveMs-kernelMs > 50 || *fo.ActiveMs-kernelMs < -50 {
+	if fo.ActiveMs == nil || *fo.ActiveMs-kernelMs > eventTolerance || *fo.ActiveMs-kernelMs < -eventTolerance {
 		t.Errorf("drill's active change at %.1f ms, the kernel's notification at %.1f ms", msOf(fo.ActiveMs), kernelMs)
 	}
 	// Under 300 ms each way, or, where the kernel itself took longer to
@@ -244,7 +253,7 @@ func TestDrillPrimaryFailback(t *testing.T) {
 			Measure(t, fmt.Sprintf("drill_failback_active[updelay=%d]", updelay), *fb.ActiveMs, "ms")
 			Measure(t, fmt.Sprintf("drill_failback_gap_tx[updelay=%d]", updelay), msOf(fb.GapTxMs), "ms")
 			Measure(t, fmt.Sprintf("drill_failback_gap_rx[updelay=%d]", updelay), msOf(fb.GapRxMs), "ms")
-			if d := *fb.ActiveMs - kernelMs; d > 50 || d < -50 {
+			if d := *fb.ActiveMs - kernelMs; d > eventTolerance || d < -eventTolerance {
 				t.Errorf("drill's failback at %.1f ms, kernel's %.1f ms", *fb.ActiveMs, kernelMs)
 			}
 			if *fb.ActiveMs < float64(updelay) {
