@@ -3,8 +3,11 @@
 package guest
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"strings"
@@ -381,4 +384,55 @@ func checkUntouched(t *testing.T, p *Pair) {
 	if _, err := os.Stat("/run/bondtop/drill-" + p.Bond + ".json"); err == nil {
 		t.Errorf("a refused drill wrote a state file")
 	}
+}
+
+// StartServe runs `bondtop serve` in the peer namespace on the peer's
+// address until the end of the test, and waits until it answers.
+func StartServe(t testing.TB, p *Pair) {
+	t.Helper()
+	addr := net.JoinHostPort(p.Remote.String(), "5201")
+	cmd := exec.Command(bondtopBin, "serve", "--listen", addr)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	// Started from a thread inside the namespace, the child lives there.
+	if err := p.Peer.Do(cmd.Start); err != nil {
+		t.Fatalf("bondtop serve in %s: %v", p.Peer.Name, err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	Eventually(t, 10*time.Second, "bondtop serve answering on "+addr, func() (bool, string) {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err != nil {
+			return false, err.Error() + "; serve: " + out.String()
+		}
+		c.Close()
+		return true, ""
+	})
+}
+
+// RunDrill runs `bondtop drill BOND args...` as a user would, and decodes
+// its --json result when it printed one.
+func RunDrill(t testing.TB, bond string, args ...string) (*drill.Result, string, int) {
+	t.Helper()
+	cmd := exec.Command(bondtopBin, append([]string{"drill", bond, "--json"}, args...)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("bondtop drill: %v", err)
+	}
+	if stdout.Len() == 0 {
+		return nil, stderr.String(), code
+	}
+	var res drill.Result
+	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
+		t.Fatalf("bondtop drill --json: %v\n%s\n%s", err, stdout.String(), stderr.String())
+	}
+	return &res, stderr.String(), code
 }
