@@ -58,6 +58,8 @@ type Arrivals struct {
 	mu    sync.Mutex
 	udp   []time.Time
 	garps []time.Time
+	// sent are this side's UDP datagrams to src, as they left.
+	sent []time.Time
 	// mac's frames, other than the measured datagrams, for the log.
 	mac    net.HardwareAddr
 	frames []frameNote
@@ -112,11 +114,17 @@ func ListenArrivals(t testing.TB, ns *NS, iface string, src net.IP, mac net.Hard
 			if err != nil || n < 42 {
 				continue
 			}
-			if ll, ok := from.(*unix.SockaddrLinklayer); ok && ll.Pkttype == unix.PACKET_OUTGOING {
-				continue
-			}
 			now := kernelTime(oob[:oobn])
 			f := buf[:n]
+			if ll, ok := from.(*unix.SockaddrLinklayer); ok && ll.Pkttype == unix.PACKET_OUTGOING {
+				// This side's own datagrams to src: when they left.
+				if binary.BigEndian.Uint16(f[12:]) == 0x0800 && f[14+9] == 17 && bytes.Equal(f[14+16:14+20], want) {
+					a.mu.Lock()
+					a.sent = append(a.sent, now)
+					a.mu.Unlock()
+				}
+				continue
+			}
 			if bytes.Equal(f[6:12], a.mac) {
 				a.mu.Lock()
 				a.frames = append(a.frames, frameNote{now, describeFrame(f)})
@@ -159,9 +167,23 @@ func (a *Arrivals) Close() {
 func (a *Arrivals) LongestGap(from, to time.Time) (time.Duration, time.Time) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	return longestGap(a.udp, from, to)
+}
+
+// SendStall is the longest pause in this side's own datagrams to src in
+// [from, to): a sender the emulated CPUs ran late, which the receiver
+// sees as a gap the bond did not cause.
+func (a *Arrivals) SendStall(from, to time.Time) time.Duration {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	d, _ := longestGap(a.sent, from, to)
+	return d
+}
+
+func longestGap(times []time.Time, from, to time.Time) (time.Duration, time.Time) {
 	var longest time.Duration
 	var at, prev time.Time
-	for _, t := range a.udp {
+	for _, t := range times {
 		if t.Before(from) || !t.Before(to) {
 			continue
 		}
@@ -259,7 +281,7 @@ func kernelTime(oob []byte) time.Time {
 }
 
 // arrivalsFilter is a classic BPF program passing ARP frames and IPv4
-// packets from src.
+// packets from or to src.
 func arrivalsFilter(src net.IP) []unix.SockFilter {
 	const (
 		ldh = unix.BPF_LD | unix.BPF_H | unix.BPF_ABS
@@ -269,12 +291,14 @@ func arrivalsFilter(src net.IP) []unix.SockFilter {
 	)
 	return []unix.SockFilter{
 		{Code: ldh, K: 12},                                  // 0: ethertype
-		{Code: jeq, K: 0x0806, Jt: 3},                       // 1: ARP -> accept
-		{Code: jeq, K: 0x0800, Jf: 3},                       // 2: not IPv4 -> drop
+		{Code: jeq, K: 0x0806, Jt: 5},                       // 1: ARP -> accept
+		{Code: jeq, K: 0x0800, Jf: 5},                       // 2: not IPv4 -> drop
 		{Code: ldw, K: 14 + 12},                             // 3: source address
-		{Code: jeq, K: binary.BigEndian.Uint32(src), Jf: 1}, // 4: not src -> drop
-		{Code: ret, K: 0xffff},                              // 5: accept
-		{Code: ret, K: 0},                                   // 6: drop
+		{Code: jeq, K: binary.BigEndian.Uint32(src), Jt: 2}, // 4: from src -> accept
+		{Code: ldw, K: 14 + 16},                             // 5: destination
+		{Code: jeq, K: binary.BigEndian.Uint32(src), Jf: 1}, // 6: not to src -> drop
+		{Code: ret, K: 0xffff},                              // 7: accept
+		{Code: ret, K: 0},                                   // 8: drop
 	}
 }
 
