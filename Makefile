@@ -50,7 +50,8 @@ lab-fixtures: lab-deps
 
 # Every fuzz target, FUZZTIME each, one after the other.
 FUZZ_TARGETS := bonding:FuzzParseProc bonding:FuzzParseNetDev bonding:FuzzReadSysfs \
-	bonding:FuzzNetlinkMessage bonding:FuzzHash record:FuzzReadFrom load:FuzzControlMessage
+	bonding:FuzzNetlinkMessage bonding:FuzzHash record:FuzzReadFrom load:FuzzControlMessage \
+	drill:FuzzPeerNotification
 
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \

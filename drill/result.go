@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strings"
 	"text/tabwriter"
 	"time"
 )
@@ -173,6 +172,3 @@ func msSince(t0, t time.Time) *float64 {
 }
 
 func ptr[T any](v T) *T { return &v }
-
-// joinNames is a short list for a finding.
-func joinNames(s []string) string { return orNone(strings.Join(s, ", ")) }
