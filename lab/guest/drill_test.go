@@ -90,6 +90,9 @@ func logPhases(t *testing.T, res *drill.Result) {
 			Show(ph.LostTx), Show(ph.LostRx), Show(ph.Reordered), ph.GARP.Count, msOf(ph.GARP.FirstMs), ph.GARP.UnsolNA, msOf(ph.LACPSettleMs))
 	}
 	t.Logf("findings: %q", res.Findings)
+	var text bytes.Buffer
+	res.WriteText(&text)
+	t.Logf("as bondtop drill prints it:\n%s", text.String())
 }
 
 // TestDrillActiveBackup: active-backup, miimon 50, `bondtop drill --how
