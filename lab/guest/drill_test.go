@@ -370,6 +370,27 @@ func TestDrillSafety(t *testing.T) {
 	}
 	checkRestored(t, p, &drill.Result{Restored: true}, "dut0", "dut0")
 
+	// ^C during the hold: the drill stops, puts the bond back and says so.
+	intr := exec.Command(bondtopBin, "drill", p.Bond, "--peer", p.Remote.String(), "--hold", "30s", "--yes", "--json")
+	var intrOut bytes.Buffer
+	intr.Stdout, intr.Stderr = &intrOut, &out
+	if err := intr.Start(); err != nil {
+		t.Fatal(err)
+	}
+	Eventually(t, 20*time.Second, "dut0 taken down by the drill", func() (bool, string) {
+		return p.Root.Link(t, "dut0").Attrs().RawFlags&syscall.IFF_UP == 0, out.String()
+	})
+	intr.Process.Signal(os.Interrupt)
+	intr.Wait()
+	var ires drill.Result
+	if err := json.Unmarshal(intrOut.Bytes(), &ires); err != nil {
+		t.Fatalf("drill after ^C: %v: %s", err, intrOut.String())
+	}
+	if ires.Interrupted == "" || len(ires.Phases) != 1 {
+		t.Errorf("after ^C: interrupted %q, %d phases", ires.Interrupted, len(ires.Phases))
+	}
+	checkRestored(t, p, &ires, "dut0", "dut0")
+
 	// The last usable slave: dut1's far end down, dut0 is all there is.
 	p.Peer.Down(t, "far1")
 	Eventually(t, 5*time.Second, "dut1 mii down", func() (bool, string) {
