@@ -104,33 +104,44 @@ func (l *sendLog) sent(_ int, seq uint64, at time.Time) {
 	}
 }
 
-// gap is the silence lost datagrams made on the wire, assuming they went
-// missing in one run starting with the first datagram sent at or after
-// from (the outage began then): from the last datagram sent before the
-// run to the first after it. Without a stalled sender that is lost times
-// the interval; a sender that stalled during the outage (its next
-// datagrams left late and in a burst) lengthens it as it lengthened the
-// silence at the peer. end stands in for a run that lasted to the end.
-func (l *sendLog) gap(lost uint64, from, end time.Time) time.Duration {
+// gap is the longest silence the peer saw from this host in [from, end),
+// reckoned from when the datagrams that arrived were sent: lost of them
+// went missing, assumed in one run starting with the first datagram sent
+// at or after outage. The run's silence spans from the last datagram
+// before it to the first after it; a sender that stalled (its next
+// datagrams left late, in a burst) lengthens the silence as it did at
+// the peer, lost datagrams or not. A run that lasted to the end counts
+// to end.
+func (l *sendLog) gap(lost uint64, outage, from, end time.Time) time.Duration {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if lost == 0 {
-		return 0
-	}
 	first := len(l.at)
 	for i, t := range l.at {
-		if !t.Before(from) {
+		if !t.Before(outage) {
 			first = i
 			break
 		}
 	}
-	if first == 0 {
-		first = 1
+	var longest time.Duration
+	var prev time.Time
+	for i, t := range l.at {
+		if i >= first && i < first+int(lost) {
+			continue // lost on the way
+		}
+		if t.Before(from) {
+			prev = t
+			continue
+		}
+		if !t.Before(end) {
+			break
+		}
+		if !prev.IsZero() && t.Sub(prev) > longest {
+			longest = t.Sub(prev)
+		}
+		prev = t
 	}
-	before := l.at[first-1]
-	after := end
-	if k := first + int(lost); k < len(l.at) {
-		after = l.at[k]
+	if first+int(lost) >= len(l.at) && !prev.IsZero() && end.Sub(prev) > longest {
+		longest = end.Sub(prev)
 	}
-	return after.Sub(before)
+	return longest
 }

@@ -46,27 +46,26 @@ func TestGapMeter(t *testing.T) {
 
 // The run of lost datagrams starts at the outage: without a stall the gap
 // is the lost datagrams' time; a sender stalled for 300 ms in the outage
-// lengthens it by the stall.
+// lengthens it by the stall, and so does a stall without a loss.
 func TestSendLogGap(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
 	var l sendLog
-	seq := uint64(0)
 	for i := 1; i <= 1000; i++ {
-		seq++
-		l.sent(1, seq, ms(i))
+		l.sent(1, uint64(i), ms(i))
 	}
-	if g := l.gap(100, ms(500), ms(1001)); g != 101*time.Millisecond {
+	from, end := ms(0), ms(1001)
+	if g := l.gap(100, ms(500), from, end); g != 101*time.Millisecond {
 		t.Errorf("100 lost from 500 ms: %v, want 101ms (the last before to the first after)", g)
 	}
-	if g := l.gap(0, ms(500), ms(1001)); g != 0 {
-		t.Errorf("none lost: %v", g)
+	if g := l.gap(0, ms(500), from, end); g != time.Millisecond {
+		t.Errorf("none lost: %v, want the 1ms between datagrams", g)
 	}
-	if g := l.gap(600, ms(500), ms(1001)); g != 502*time.Millisecond {
+	if g := l.gap(600, ms(500), from, end); g != 502*time.Millisecond {
 		t.Errorf("lost to the end: %v, want 502ms", g)
 	}
 	var s sendLog
-	seq = 0
+	seq := uint64(0)
 	for i := 1; i <= 1000; i++ {
 		at := ms(i)
 		if i > 520 && i < 820 {
@@ -80,7 +79,15 @@ func TestSendLogGap(t *testing.T) {
 	}
 	// 50 datagrams lost from 500 ms: 500..549 by sequence, sent 500-520
 	// and in the burst at 820.
-	if g := s.gap(50, ms(500), ms(2000)); g != 321*time.Millisecond {
+	if g := s.gap(50, ms(500), from, ms(2000)); g != 321*time.Millisecond {
 		t.Errorf("stalled sender: %v, want 321ms", g)
+	}
+	// Nothing lost: the stall alone, 520 to 820.
+	if g := s.gap(0, ms(500), from, ms(2000)); g != 300*time.Millisecond {
+		t.Errorf("stalled sender, nothing lost: %v, want 300ms", g)
+	}
+	// A stall outside the window does not count.
+	if g := s.gap(0, ms(500), ms(100), ms(400)); g != time.Millisecond {
+		t.Errorf("stall outside the window: %v", g)
 	}
 }

@@ -449,7 +449,7 @@ func (r *run) fill(ph *Phase, rx gapReading, sends *sendLog, sum *load.Summary, 
 	if o.Direction != RX {
 		lost := uint64(max(sum.Sent.Lost, 0))
 		ph.LostTx = ptr(lost)
-		ph.GapTxMs = ptr(float64(sends.gap(lost, outage, end).Microseconds()) / 1000)
+		ph.GapTxMs = ptr(float64(sends.gap(lost, outage, t0.Add(-baseline/2), end).Microseconds()) / 1000)
 	}
 	if a, err := activeSlave(r.p.Bond); err == nil {
 		ph.ActiveSlave = a
