@@ -111,7 +111,7 @@ func (r *Result) WriteText(w io.Writer) error {
 	}
 	tw.Flush()
 	if r.Estimate {
-		fmt.Fprintln(w, "* estimated: datagrams the peer lost over the rate")
+		fmt.Fprintln(w, "* estimated from the datagrams the peer lost and when they were sent")
 	}
 	if r.Interrupted != "" {
 		fmt.Fprintf(w, "interrupted: %s\n", r.Interrupted)
