@@ -53,7 +53,8 @@ FUZZ_TARGETS := bonding:FuzzParseProc bonding:FuzzParseNetDev bonding:FuzzReadSy
 	bonding:FuzzNetlinkMessage bonding:FuzzHash record:FuzzReadFrom load:FuzzControlMessage \
 	cmd/bondtop:FuzzParseAllow \
 	intent:FuzzNetplan intent:FuzzNMKeyfile intent:FuzzIfcfg intent:FuzzNetworkd intent:FuzzIfupdown \
-	internal/printable:FuzzString
+	internal/printable:FuzzString \
+	drill:FuzzPeerNotification
 
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \

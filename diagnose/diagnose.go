@@ -203,7 +203,7 @@ func newView(history []*collector.Snapshot, b *collector.BondSample) *view {
 		v.host = history[len(history)-1].Host
 		v.config = history[len(history)-1].Config
 	}
-	v.usable, _ = bonding.UsableSlaves(bondOf(b))
+	v.usable, _ = bonding.UsableSlaves(BondOf(b))
 	return v
 }
 
@@ -287,9 +287,9 @@ func slaveOf(b *collector.BondSample, name string) *collector.SlaveSample {
 	return nil
 }
 
-// bondOf rebuilds the bonding.Bond of a sample, slaves included (a
+// BondOf rebuilds the bonding.Bond of a sample, slaves included (a
 // sample keeps them in BondSample.Slaves only).
-func bondOf(b *collector.BondSample) *bonding.Bond {
+func BondOf(b *collector.BondSample) *bonding.Bond {
 	bond := b.Bond
 	bond.Slaves = make([]bonding.Slave, len(b.Slaves))
 	for i := range b.Slaves {

@@ -100,7 +100,7 @@ func WindowShares(bonds []*collector.BondSample, intervals []float64, tx bool, u
 func (v *view) shares(tx bool) Shares {
 	from := len(v.samples) - 1
 	for from > 0 {
-		u, _ := bonding.UsableSlaves(bondOf(v.samples[from-1].b))
+		u, _ := bonding.UsableSlaves(BondOf(v.samples[from-1].b))
 		if !slices.Equal(u, v.usable) {
 			break
 		}

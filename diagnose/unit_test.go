@@ -247,7 +247,7 @@ func flowSample(policy string, n int, rate float64, slaves ...string) collector.
 	b := xorBond(ss...)
 	b.XmitHashPolicy = new(policy)
 	tab := &collector.FlowTable{Bond: "bond0", Time: t0, Seconds: 3, Kernel: bonding.KernelVersion{Major: 6, Minor: 12}}
-	bond := bondOf(&b)
+	bond := BondOf(&b)
 	pred, _ := bonding.NewPredictor(bond, tab.Kernel)
 	for i := range n {
 		f := collector.Flow{Socket: collector.Socket{ID: uint64(i + 1), Proto: bonding.ProtoTCP, State: "established",

@@ -374,6 +374,7 @@ func (s *session) createStreams(ctx context.Context) error {
 			id = i + 2
 		}
 		st := newStream(id, sender, s.cfg.Protocol == UDP)
+		st.onDatagram, st.onSend = s.cfg.OnDatagram, s.cfg.OnSend
 		var err error
 		if st.udp {
 			err = s.connectUDP(ctx, st, i)

@@ -97,6 +97,15 @@ type Config struct {
 	// StepTimeout bounds every step of the control protocol
 	// (DefaultStepTimeout when 0).
 	StepTimeout time.Duration
+	// OnDatagram, when set, sees every UDP datagram this host receives:
+	// the stream's id, the datagram's sequence number and when it
+	// arrived. The failover drill times outages with it, to the packet.
+	// It runs on the receiving goroutine, so it must be quick.
+	OnDatagram func(stream int, seq uint64, at time.Time)
+	// OnSend, when set, sees every UDP datagram this host sends, when it
+	// was handed to the kernel: with the peer's loss count it tells how
+	// long the datagrams lost on the way took to send.
+	OnSend func(stream int, seq uint64, at time.Time)
 }
 
 // withDefaults validates c and fills in its defaults. It does no I/O, so

@@ -39,6 +39,9 @@ type stream struct {
 	jitter      float64 // seconds
 	prevTransit float64
 	gotFirst    bool
+	// onDatagram and onSend are Config's (client streams only).
+	onDatagram func(stream int, seq uint64, at time.Time)
+	onSend     func(stream int, seq uint64, at time.Time)
 
 	start, end time.Time
 	// retrans is TCP_INFO's count when the sender stopped, -1 unknown.
@@ -188,7 +191,8 @@ func (m *mover) sendUDP(s *stream) error {
 			return nil
 		}
 		seq++
-		putUDPHeader(buf, time.Now(), seq, m.udp64)
+		now := time.Now()
+		putUDPHeader(buf, now, seq, m.udp64)
 		var n int
 		var err error
 		if s.shared != nil {
@@ -211,12 +215,28 @@ func (m *mover) sendUDP(s *stream) error {
 		s.mu.Lock()
 		s.packets = seq
 		s.mu.Unlock()
+		if s.onSend != nil {
+			s.onSend(s.id, seq, now)
+		}
 	}
 	return nil
 }
 
 func (m *mover) recvUDP(s *stream) error {
 	buf := make([]byte, maxUDPBlock+64)
+	// A caller timing each datagram (the failover drill) gets the
+	// kernel's receive time.
+	if s.onDatagram != nil {
+		if r := newStampedReader(s.conn); r != nil {
+			for {
+				n, at, err := r.read(buf)
+				if err != nil {
+					return err
+				}
+				s.gotDatagram(buf[:n], at, m.udp64)
+			}
+		}
+	}
 	for {
 		n, err := s.conn.Read(buf)
 		if err != nil {
@@ -256,6 +276,9 @@ func (s *stream) gotDatagram(b []byte, now time.Time, wide bool) {
 		seq = binary.BigEndian.Uint64(b[8:])
 	} else {
 		seq = uint64(binary.BigEndian.Uint32(b[8:]))
+	}
+	if s.onDatagram != nil {
+		s.onDatagram(s.id, seq, now)
 	}
 	sent := float64(sec) + float64(usec)/1e6
 	arrived := float64(now.Unix()) + float64(now.Nanosecond())/1e9

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/diagnose"
 	"github.com/bondtop/bondtop/internal/units"
 	"github.com/bondtop/bondtop/load"
 	"github.com/gdamore/tcell/v2"
@@ -73,6 +74,9 @@ type loadPanel struct {
 	moved  []load.SlaveDelta
 	runErr error
 	done   bool
+
+	// drill is the failover drill Ctrl-F starts from the panel.
+	drill drillState
 }
 
 func newLoadPanel(runner LoadRunner, unavailable string) *loadPanel {
@@ -88,7 +92,9 @@ func (p *loadPanel) running() bool { return p.starting || (p.run != nil && !p.do
 
 // docked reports whether the panel shows a test (under the graphs) rather
 // than the form.
-func (p *loadPanel) docked() bool { return !p.editing && p.unavailable == "" && p.runner != nil }
+func (p *loadPanel) docked() bool {
+	return !p.editing && p.unavailable == "" && p.runner != nil && p.drill.step == drillOff
+}
 
 // openLoad opens the panel: the running or last test, else the form.
 func (d *dashboard) openLoad() {
@@ -112,6 +118,13 @@ func (d *dashboard) loadKey(ev *tcell.EventKey) bool {
 	p := d.loadp
 	if p.unavailable != "" || p.runner == nil {
 		return false
+	}
+	if ev.Key() == tcell.KeyCtrlF {
+		d.openDrill()
+		return true
+	}
+	if p.drill.step != drillOff {
+		return d.drillKey(ev)
 	}
 	if p.confirm {
 		if ev.Key() == tcell.KeyRune && (ev.Rune() == 'y' || ev.Rune() == 'Y') {
@@ -331,7 +344,7 @@ func (d *dashboard) loadStarted(gen int, run *LoadRun, err error) {
 	p.run = run
 	p.before, p.moved = nil, nil
 	if b := d.sampleOf(run.Bond); b != nil {
-		p.before = load.SlaveBytes(bondOf(b))
+		p.before = load.SlaveBytes(diagnose.BondOf(b))
 	}
 	// One goroutine per test follows it: intervals as they come, then the
 	// result. post never blocks it.
@@ -363,7 +376,7 @@ func (d *dashboard) loadDone(gen int, run *LoadRun, sum load.Summary, err error)
 	}
 	p.done, p.runErr = true, err
 	if b := d.sampleOf(run.Bond); b != nil && p.before != nil {
-		p.moved = load.SlaveDeltas(bondOf(b), p.before, load.SlaveBytes(bondOf(b)))
+		p.moved = load.SlaveDeltas(diagnose.BondOf(b), p.before, load.SlaveBytes(diagnose.BondOf(b)))
 	}
 	if err == nil {
 		p.summary = &sum
@@ -463,6 +476,9 @@ func (d *dashboard) renderLoad(width, height int) []line {
 		}
 		return append(out, nil, line{{"Esc closes", th.dim}})
 	}
+	if p.drill.step != drillOff {
+		return d.renderDrill(width)
+	}
 	if p.confirm {
 		left := ""
 		if p.req.Config.Duration > 0 && p.run != nil {
@@ -531,7 +547,7 @@ func (d *dashboard) renderLoadForm(width int) []line {
 	default:
 		out = append(out, line{{"Traffic goes only to the target; the test always ends.", th.dim}})
 	}
-	return out
+	return append(out, line{{"Ctrl-F", th.key}, {" failover drill of " + bond + " against the target", th.dim}})
 }
 
 func (d *dashboard) renderLoadRun(width, height int) []line {

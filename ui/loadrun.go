@@ -4,16 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/netip"
-	"os"
 	"sync"
 	"time"
 
 	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/diagnose"
 	"github.com/bondtop/bondtop/load"
-	"github.com/bondtop/bondtop/netpath"
 )
 
 // LoadRunner starts the load panel's tests. Start may wait on the network
@@ -60,7 +58,7 @@ type LiveLoad struct{}
 // plans the source ports, and starts the engine.
 func (LiveLoad) Start(ctx context.Context, b *collector.BondSample, req LoadRequest) (*LoadRun, error) {
 	cfg := req.Config
-	dst, err := resolveHost(ctx, cfg.Target)
+	dst, err := load.ResolveHost(ctx, cfg.Target)
 	if err != nil {
 		return nil, err
 	}
@@ -68,32 +66,19 @@ func (LiveLoad) Start(ctx context.Context, b *collector.BondSample, req LoadRequ
 	cfg.Target = dst.String()
 	run := &LoadRun{Target: netip.AddrPortFrom(dst, portOr(cfg.Port))}
 	if b != nil {
-		pth, err := netpath.Lookup(b.Name, dst)
-		if err == nil {
+		route, err := load.RouteVia(diagnose.BondOf(b), dst, cfg.Protocol, cfg.Port)
+		switch {
+		case err == nil:
 			run.Bond = b.Name
-			cfg.Source = pth.Src
-			k, _, kerr := bonding.RunningKernel(os.DirFS("/"))
-			var pl *load.Placement
-			if kerr == nil {
-				pl, err = load.NewPlacement(bondOf(b), k, pth, dst, cfg.Protocol, cfg.Port)
-				if errors.Is(err, load.ErrNoNeighbour) {
-					netpath.Nudge(dst, portOr(cfg.Port))
-					if p2, lerr := netpath.Lookup(b.Name, dst); lerr == nil {
-						pl, err = load.NewPlacement(bondOf(b), k, p2, dst, cfg.Protocol, cfg.Port)
-					}
-				}
-			} else {
-				err = kerr
+			if route.Placement != nil {
+				run.Predict = route.Predict
 			}
-			if err == nil {
-				run.Predict = predictor(pl)
-			}
-			if err := placeStreams(&cfg, req, pl, err, run); err != nil {
+			if err := placeStreams(&cfg, req, route.Place, run); err != nil {
 				return nil, err
 			}
-		} else if req.Strategy == load.OneSlave {
+		case req.Strategy == load.OneSlave:
 			return nil, fmt.Errorf("%v: a stream cannot be put on %s", err, req.Slave)
-		} else if req.Strategy == load.Spread {
+		case req.Strategy == load.Spread:
 			run.Notes = append(run.Notes, fmt.Sprintf("%v: the streams are not placed (the kernel picks the ports)", err))
 		}
 	}
@@ -105,51 +90,21 @@ func (LiveLoad) Start(ctx context.Context, b *collector.BondSample, req LoadRequ
 	return run, nil
 }
 
-// placeStreams fills cfg's ports for the strategy. Spread falls back to
-// the kernel's ports with a note when the bond cannot spread by port (a
-// layer2 policy, active-backup): the test then shows what the bond does
-// with such streams, which is the point. One slave that cannot be had is
-// an error: the admin asked for a single-link test.
-func placeStreams(cfg *load.Config, req LoadRequest, pl *load.Placement, planErr error, run *LoadRun) error {
-	switch req.Strategy {
-	case load.Spread, load.OneSlave:
-	default:
-		return nil
-	}
-	err := planErr
-	if err == nil {
-		err = pl.Apply(cfg, req.Strategy, req.Slave)
-	}
+// placeStreams fills cfg's ports for the strategy through place. Spread
+// falls back to the kernel's ports with a note when the bond cannot
+// spread by port (a layer2 policy, active-backup): the test then shows
+// what the bond does with such streams, which is the point. One slave
+// that cannot be had is an error: the admin asked for a single-link test.
+func placeStreams(cfg *load.Config, req LoadRequest, place func(*load.Config, load.Strategy, string) error, run *LoadRun) error {
+	err := place(cfg, req.Strategy, req.Slave)
 	switch {
 	case err == nil:
 		return nil
 	case req.Strategy == load.OneSlave:
-		return fmt.Errorf("%s: %w", run.Bond, err)
+		return err
 	}
-	cfg.SourcePorts, cfg.PredictedSlaves = nil, nil
 	run.Notes = append(run.Notes, fmt.Sprintf("cannot spread: %v", err))
 	return nil
-}
-
-func predictor(pl *load.Placement) func(uint16) string {
-	if pl == nil {
-		return nil
-	}
-	return func(sport uint16) string {
-		s, _ := pl.Predict(sport)
-		return s
-	}
-}
-
-// bondOf is the bond as the hash reads it: BondSample keeps the slaves
-// (with their traffic) in its own Slaves, not in the embedded Bond's.
-func bondOf(b *collector.BondSample) *bonding.Bond {
-	bond := b.Bond
-	bond.Slaves = make([]bonding.Slave, len(b.Slaves))
-	for i := range b.Slaves {
-		bond.Slaves[i] = b.Slaves[i].Slave
-	}
-	return &bond
 }
 
 func portOr(p uint16) uint16 {
@@ -157,21 +112,6 @@ func portOr(p uint16) uint16 {
 		return load.DefaultPort
 	}
 	return p
-}
-
-// resolveHost turns the form's host into one address; it may wait on DNS
-// for up to 10 s.
-func resolveHost(ctx context.Context, host string) (netip.Addr, error) {
-	if a, err := netip.ParseAddr(host); err == nil {
-		return a.WithZone(""), nil
-	}
-	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	addrs, err := net.DefaultResolver.LookupNetIP(rctx, "ip", host)
-	if err != nil || len(addrs) == 0 {
-		return netip.Addr{}, fmt.Errorf("cannot resolve %s: %v", host, err)
-	}
-	return addrs[0].Unmap(), nil
 }
 
 // DemoLoad runs the panel's tests inside the demo's simulation: the
@@ -205,13 +145,20 @@ func (dl DemoLoad) Start(_ context.Context, b *collector.BondSample, req LoadReq
 		flow.Proto = bonding.ProtoUDP
 	}
 	flow.L4Hash = true
-	var pl *load.Placement
-	pred, err := bonding.NewPredictor(bondOf(b), k)
+	route := &load.Route{Bond: b.Name}
+	pred, err := bonding.NewPredictor(diagnose.BondOf(b), k)
 	if err == nil {
-		pl = &load.Placement{Predictor: pred, Flow: flow, Low: 32768, High: 60999}
-		run.Predict = predictor(pl)
+		route.Placement = &load.Placement{Predictor: pred, Flow: flow, Low: 32768, High: 60999}
+		run.Predict = route.Predict
 	}
-	if err := placeStreams(&cfg, req, pl, err, run); err != nil {
+	route.PlaceErr = err
+	place := func(cfg *load.Config, s load.Strategy, slave string) error {
+		src := cfg.Source
+		err := route.Place(cfg, s, slave)
+		cfg.Source = src // the simulation has no route: keep the form's
+		return err
+	}
+	if err := placeStreams(&cfg, req, place, run); err != nil {
 		return nil, err
 	}
 	streams := max(cfg.Streams, 1)

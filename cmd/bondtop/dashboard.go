@@ -10,6 +10,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/drill"
 	"github.com/bondtop/bondtop/ui"
 )
 
@@ -25,7 +26,12 @@ func isTerminal(w io.Writer) bool {
 // so an unknown bond is reported like everywhere else in the CLI, on
 // stderr with exit code 2, and never flashes a screen.
 func dashboard(src collector.Source, o options) error {
-	s := collector.NewSampler(src, o.samplerOptions())
+	so := o.samplerOptions()
+	if _, live := src.(*collector.LiveSource); live {
+		// A drill killed mid-way on this host shows as a finding.
+		so.Analyze = drill.WithLeftBehind(so.Analyze, drill.DefaultStateDir)
+	}
+	s := collector.NewSampler(src, so)
 	first, err := s.Sample()
 	if err != nil {
 		return err

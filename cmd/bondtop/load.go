@@ -11,7 +11,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/netip"
 	"os"
 	"os/signal"
@@ -19,12 +18,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/internal/printable"
 	"github.com/bondtop/bondtop/internal/units"
 	"github.com/bondtop/bondtop/load"
-	"github.com/bondtop/bondtop/netpath"
 )
 
 const loadUsage = `bondtop load - an iperf3 test to HOST, its streams placed on the bond's slaves
@@ -152,18 +149,17 @@ func runLoad(args []string, stdout, stderr io.Writer) int {
 }
 
 func loadTest(ctx context.Context, o loadOptions, stdout, stderr io.Writer) error {
-	dst, err := resolveTarget(ctx, o.cfg.Target)
+	dst, err := load.ResolveHost(ctx, o.cfg.Target)
 	if err != nil {
-		return err
+		return fmt.Errorf("load: %w", err)
 	}
 	// Traffic goes to this address only: the engine gets it, not the name.
 	o.cfg.Target = dst.String()
-	bp, err := findBondPath(o, dst, stderr)
+	bp, err := findBondPath(o, dst)
 	if err != nil {
 		return err
 	}
 	if bp != nil {
-		o.cfg.Source = bp.path.Src
 		if err := bp.plan(&o, stderr); err != nil {
 			return err
 		}
@@ -196,31 +192,17 @@ func loadTest(ctx context.Context, o loadOptions, stdout, stderr io.Writer) erro
 	return nil
 }
 
-func resolveTarget(ctx context.Context, host string) (netip.Addr, error) {
-	if a, err := netip.ParseAddr(host); err == nil {
-		return a.WithZone(""), nil
-	}
-	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	addrs, err := net.DefaultResolver.LookupNetIP(rctx, "ip", host)
-	if err != nil || len(addrs) == 0 {
-		return netip.Addr{}, fmt.Errorf("load: resolving %s: %v (give an IP address?)", host, err)
-	}
-	return addrs[0].Unmap(), nil
-}
-
 // bondPath is the bond a test's traffic leaves by, and how.
 type bondPath struct {
-	src       *collector.LiveSource
-	bond      string
-	path      netpath.Path
-	placement *load.Placement
+	src   *collector.LiveSource
+	bond  string
+	route *load.Route
 }
 
 // findBondPath finds the bond the route to dst uses: --bond, else the
 // bond whose route lookup succeeds. No bond involved is not an error
 // unless placement or --bond asked for one.
-func findBondPath(o loadOptions, dst netip.Addr, stderr io.Writer) (*bondPath, error) {
+func findBondPath(o loadOptions, dst netip.Addr) (*bondPath, error) {
 	needed := o.bond != "" || o.spread || o.slave != ""
 	src, err := collector.NewLiveSource()
 	if err != nil {
@@ -241,88 +223,58 @@ func findBondPath(o loadOptions, dst netip.Addr, stderr io.Writer) (*bondPath, e
 	for _, b := range r.Bonds {
 		names = append(names, b.Name)
 	}
-	var bond *bonding.Bond
-	var pth netpath.Path
+	var route *load.Route
 	if o.bond != "" {
-		if bond = r.Bond(o.bond); bond == nil {
+		bond := r.Bond(o.bond)
+		if bond == nil {
 			src.Close()
 			return nil, &collector.NotFoundError{Name: o.bond, Bonds: names}
 		}
-		if pth, err = netpath.Lookup(o.bond, dst); err != nil {
+		if route, err = load.RouteVia(bond, dst, o.cfg.Protocol, o.cfg.Port); err != nil {
 			src.Close()
 			return nil, err
 		}
 	} else {
 		for i := range r.Bonds {
-			if p, err := netpath.Lookup(r.Bonds[i].Name, dst); err == nil {
-				bond, pth = &r.Bonds[i], p
+			if rt, err := load.RouteVia(&r.Bonds[i], dst, o.cfg.Protocol, o.cfg.Port); err == nil {
+				route = rt
 				break
 			}
 		}
 	}
-	if bond == nil {
+	if route == nil {
 		src.Close()
 		if needed {
 			return nil, fmt.Errorf("the route to %s does not go through a bond (bonds here: %s): placing streams needs one", dst, joinOrNone(names))
 		}
 		return nil, nil
 	}
-	bp := &bondPath{src: src, bond: bond.Name, path: pth}
-	k, _, err := bonding.RunningKernel(os.DirFS("/"))
-	if err != nil {
-		return bp, nil
-	}
-	bp.placement, err = load.NewPlacement(bond, k, pth, dst, o.cfg.Protocol, o.cfg.Port)
-	if errors.Is(err, load.ErrNoNeighbour) {
-		// One datagram to the server makes the kernel resolve its MAC.
-		nudgePort := o.cfg.Port
-		if nudgePort == 0 {
-			nudgePort = load.DefaultPort
-		}
-		netpath.Nudge(dst, nudgePort)
-		if p, lerr := netpath.Lookup(bond.Name, dst); lerr == nil {
-			bp.path = p
-			bp.placement, err = load.NewPlacement(bond, k, p, dst, o.cfg.Protocol, o.cfg.Port)
-		}
-	}
-	if err != nil {
-		bp.placement = nil
-		if errors.Is(err, load.ErrNoNeighbour) && (o.spread || o.slave != "") {
-			return nil, err
-		}
-	}
-	return bp, nil
+	return &bondPath{src: src, bond: route.Bond, route: route}, nil
 }
 
-// plan fills the config's source ports for --spread and --slave.
+// plan fills the config's source address, and its source ports for
+// --spread and --slave.
 func (bp *bondPath) plan(o *loadOptions, stderr io.Writer) error {
-	if !o.spread && o.slave == "" {
-		return nil
+	strategy := load.KernelPorts
+	switch {
+	case o.spread:
+		strategy = load.Spread
+	case o.slave != "":
+		strategy = load.OneSlave
 	}
-	if bp.placement == nil {
-		return fmt.Errorf("%s: its mode or policy is unknown, so the streams cannot be placed", bp.bond)
-	}
-	if o.cfg.Direction == load.Receive {
+	if strategy != load.KernelPorts && o.cfg.Direction == load.Receive {
 		fmt.Fprintln(stderr, "bondtop: load: note: with -R the server sends; the ports place only this host's ACKs, and the switch's hash places the data")
 	}
-	strategy := load.OneSlave
-	if o.spread {
-		strategy = load.Spread
-	}
-	if err := bp.placement.Apply(&o.cfg, strategy, o.slave); err != nil {
-		return fmt.Errorf("%s: %w", bp.bond, err)
-	}
-	return nil
+	return bp.route.Place(&o.cfg, strategy, o.slave)
 }
 
 // predicted is the slave a stream is predicted on: planned, else from
 // the port the kernel gave it.
 func (bp *bondPath) predicted(info load.StreamInfo) string {
-	if info.PredictedSlave != "" || bp == nil || bp.placement == nil || !info.Sender {
+	if info.PredictedSlave != "" || bp == nil || !info.Sender {
 		return info.PredictedSlave
 	}
-	s, _ := bp.placement.Predict(info.SourcePort)
-	return s
+	return bp.route.Predict(info.SourcePort)
 }
 
 // counters reads the bond's slaves' byte counters (tx, rx).

@@ -44,6 +44,8 @@ Usage:
                                      (bondtop load -h for its flags)
   bondtop serve [--listen ADDR:PORT] an iperf3 server for iperf3 -c (default :5201,
                                      every address: see --allow in bondtop serve -h)
+  bondtop drill BOND --peer HOST     a failover drill: what taking a slave away costs
+                                     (bondtop drill -h for its flags)
 
 Modes:
   --once                 two samples one interval apart, then exit
@@ -143,6 +145,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if len(args) > 0 && args[0] == "load" {
 		return runLoad(args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "drill" {
+		return runDrill(args[1:], os.Stdin, stdout, stderr)
 	}
 	if len(args) > 0 && args[0] == "serve" {
 		return runServe(args[1:], stdout, stderr)

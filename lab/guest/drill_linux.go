@@ -1,0 +1,313 @@
+//go:build linux
+
+package guest
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+
+	"github.com/bondtop/bondtop/drill"
+)
+
+// The failover drill's lab helpers: the peer (bondtop serve in the peer
+// namespace, behind a bridge with a MAC table, or a bond), the drill run
+// as a user runs it, and an independent receiver that times the drill's
+// datagrams where they arrive.
+
+// SetBondOption writes one bonding option through sysfs (the bond is in
+// the root namespace), as an admin would.
+func SetBondOption(t testing.TB, bond, option, value string) {
+	t.Helper()
+	if err := os.WriteFile("/sys/class/net/"+bond+"/bonding/"+option, []byte(value), 0); err != nil {
+		t.Fatalf("%s %s %s: %v", bond, option, value, err)
+	}
+}
+
+// PeerBridge makes the peer side a learning switch: a bridge over the far
+// ends, ageing its MAC table after ageing, with the peer's address on it.
+func PeerBridge(t testing.TB, p *Pair, ageing time.Duration) {
+	t.Helper()
+	centis := uint32(ageing / (10 * time.Millisecond))
+	if err := p.Peer.NL.LinkAdd(&netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: "br0"}, AgeingTime: &centis}); err != nil {
+		t.Fatalf("bridge br0 (ageing %v) in %s: %v", ageing, p.Peer.Name, err)
+	}
+	index := p.Peer.Link(t, "br0").Attrs().Index
+	for _, port := range p.Far {
+		if err := p.Peer.NL.LinkSetMasterByIndex(p.Peer.Link(t, port), index); err != nil {
+			t.Fatalf("%s into br0: %v", port, err)
+		}
+	}
+	p.Peer.Up(t, "br0")
+	p.Peer.Addr(t, "br0", p.RemoteCIDR())
+}
+
+// Arrivals is an independent receiver: an AF_PACKET socket in the peer's
+// namespace that notes when each UDP datagram from one address arrives on
+// one interface, and each gratuitous ARP. It shares no code with bondtop.
+type Arrivals struct {
+	mu    sync.Mutex
+	udp   []time.Time
+	garps []time.Time
+	// sent are this side's UDP datagrams to src, as they left.
+	sent []time.Time
+	// mac's frames, other than the measured datagrams, for the log.
+	mac    net.HardwareAddr
+	frames []frameNote
+	fd     int
+	stop   chan struct{}
+	done   chan struct{}
+}
+
+// ListenArrivals starts the receiver on iface in ns for datagrams from
+// src, and notes every other frame from mac.
+func ListenArrivals(t testing.TB, ns *NS, iface string, src net.IP, mac net.HardwareAddr) *Arrivals {
+	t.Helper()
+	a := &Arrivals{stop: make(chan struct{}), done: make(chan struct{}), mac: mac}
+	index := ns.Link(t, iface).Attrs().Index
+	want := src.To4()
+	proto := uint16(unix.ETH_P_ALL)
+	proto = proto<<8 | proto>>8
+	err := ns.Do(func() error {
+		fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, int(proto))
+		if err != nil {
+			return err
+		}
+		a.fd = fd
+		tv := unix.Timeval{Usec: 50000}
+		unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
+		// The kernel's receive time, and room to queue: a busy VM may run
+		// this reader late, and a dropped frame would be a false gap.
+		unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1)
+		unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, 16<<20)
+		// Only what this receiver counts reaches it: ARP, and IPv4 from
+		// src (the far end's own datagrams to the host stay out).
+		prog := arrivalsFilter(want)
+		if err := unix.SetsockoptSockFprog(fd, unix.SOL_SOCKET, unix.SO_ATTACH_FILTER, &unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}); err != nil {
+			return err
+		}
+		return unix.Bind(fd, &unix.SockaddrLinklayer{Protocol: proto, Ifindex: index})
+	})
+	if err != nil {
+		t.Fatalf("packet socket on %s in %s: %v", iface, ns.Name, err)
+	}
+	go func() {
+		defer close(a.done)
+		buf := make([]byte, 256)
+		oob := make([]byte, 64)
+		for {
+			select {
+			case <-a.stop:
+				return
+			default:
+			}
+			n, oobn, _, from, err := unix.Recvmsg(a.fd, buf, oob, 0)
+			if err != nil || n < 42 {
+				continue
+			}
+			now := kernelTime(oob[:oobn])
+			f := buf[:n]
+			if ll, ok := from.(*unix.SockaddrLinklayer); ok && ll.Pkttype == unix.PACKET_OUTGOING {
+				// This side's own datagrams to src: when they left.
+				if binary.BigEndian.Uint16(f[12:]) == 0x0800 && f[14+9] == 17 && bytes.Equal(f[14+16:14+20], want) {
+					a.mu.Lock()
+					a.sent = append(a.sent, now)
+					a.mu.Unlock()
+				}
+				continue
+			}
+			if bytes.Equal(f[6:12], a.mac) {
+				a.mu.Lock()
+				a.frames = append(a.frames, frameNote{now, describeFrame(f)})
+				a.mu.Unlock()
+			}
+			switch binary.BigEndian.Uint16(f[12:]) {
+			case 0x0800: // IPv4: UDP from src
+				if f[14+9] == 17 && bytes.Equal(f[14+12:14+16], want) {
+					a.mu.Lock()
+					a.udp = append(a.udp, now)
+					a.mu.Unlock()
+				}
+			case 0x0806: // ARP with sender address = target address
+				if bytes.Equal(f[14+14:14+18], f[14+24:14+28]) && bytes.Equal(f[14+14:14+18], want) {
+					a.mu.Lock()
+					a.garps = append(a.garps, now)
+					a.mu.Unlock()
+				}
+			}
+		}
+	}()
+	t.Cleanup(a.Close)
+	return a
+}
+
+// Close stops the receiver.
+func (a *Arrivals) Close() {
+	select {
+	case <-a.stop:
+		return
+	default:
+	}
+	close(a.stop)
+	<-a.done
+	unix.Close(a.fd)
+}
+
+// LongestGap is the longest silence between datagrams that arrived in
+// [from, to), and when it began.
+func (a *Arrivals) LongestGap(from, to time.Time) (time.Duration, time.Time) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return longestGap(a.udp, from, to)
+}
+
+// SendStall is the longest pause in this side's own datagrams to src in
+// [from, to): a sender the emulated CPUs ran late, which the receiver
+// sees as a gap the bond did not cause.
+func (a *Arrivals) SendStall(from, to time.Time) time.Duration {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	d, _ := longestGap(a.sent, from, to)
+	return d
+}
+
+func longestGap(times []time.Time, from, to time.Time) (time.Duration, time.Time) {
+	var longest time.Duration
+	var at, prev time.Time
+	for _, t := range times {
+		if t.Before(from) || !t.Before(to) {
+			continue
+		}
+		if !prev.IsZero() && t.Sub(prev) > longest {
+			longest, at = t.Sub(prev), prev
+		}
+		prev = t
+	}
+	return longest, at
+}
+
+// GARPs counts the gratuitous ARPs for src that arrived in [from, to).
+func (a *Arrivals) GARPs(from, to time.Time) int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	n := 0
+	for _, t := range a.garps {
+		if !t.Before(from) && t.Before(to) {
+			n++
+		}
+	}
+	return n
+}
+
+// FindingWith returns the first finding containing every word, "" if none.
+func FindingWith(res *drill.Result, words ...string) string {
+	for _, f := range res.Findings {
+		ok := true
+		for _, w := range words {
+			ok = ok && strings.Contains(f, w)
+		}
+		if ok {
+			return f
+		}
+	}
+	return ""
+}
+
+type frameNote struct {
+	at   time.Time
+	what string
+}
+
+// Frames describes the frames from the watched MAC in [from, to), the
+// measured datagrams left out.
+func (a *Arrivals) Frames(from, to time.Time) []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var out []string
+	for _, f := range a.frames {
+		if !f.at.Before(from) && f.at.Before(to) && f.what != "" {
+			out = append(out, fmt.Sprintf("+%.1fms %s", float64(f.at.Sub(from).Microseconds())/1000, f.what))
+		}
+	}
+	return out
+}
+
+// describeFrame names a frame's protocol; "" for UDP over IPv4 (the
+// measured datagrams).
+func describeFrame(f []byte) string {
+	switch et := binary.BigEndian.Uint16(f[12:]); et {
+	case 0x0800:
+		switch f[14+9] {
+		case 17:
+			return ""
+		case 6:
+			return "IPv4 TCP"
+		case 2:
+			return "IPv4 IGMP"
+		}
+		return fmt.Sprintf("IPv4 proto %d", f[14+9])
+	case 0x0806:
+		return fmt.Sprintf("ARP op %d", binary.BigEndian.Uint16(f[14+6:]))
+	case 0x86dd:
+		if len(f) > 14+40 && f[14+6] == 58 {
+			return fmt.Sprintf("ICMPv6 type %d", f[14+40])
+		}
+		return fmt.Sprintf("IPv6 next header %d", f[14+6])
+	default:
+		return fmt.Sprintf("ethertype %#04x", et)
+	}
+}
+
+// kernelTime is the SO_TIMESTAMPNS of a received frame, now if none.
+func kernelTime(oob []byte) time.Time {
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err == nil {
+		for _, m := range msgs {
+			if m.Header.Level == unix.SOL_SOCKET && m.Header.Type == unix.SCM_TIMESTAMPNS && len(m.Data) == 16 {
+				return time.Unix(int64(binary.NativeEndian.Uint64(m.Data)), int64(binary.NativeEndian.Uint64(m.Data[8:])))
+			}
+		}
+	}
+	return time.Now()
+}
+
+// arrivalsFilter is a classic BPF program passing ARP frames and IPv4
+// packets from or to src.
+func arrivalsFilter(src net.IP) []unix.SockFilter {
+	const (
+		ldh = unix.BPF_LD | unix.BPF_H | unix.BPF_ABS
+		ldw = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
+		jeq = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
+		ret = unix.BPF_RET | unix.BPF_K
+	)
+	return []unix.SockFilter{
+		{Code: ldh, K: 12},                                  // 0: ethertype
+		{Code: jeq, K: 0x0806, Jt: 5},                       // 1: ARP -> accept
+		{Code: jeq, K: 0x0800, Jf: 5},                       // 2: not IPv4 -> drop
+		{Code: ldw, K: 14 + 12},                             // 3: source address
+		{Code: jeq, K: binary.BigEndian.Uint32(src), Jt: 2}, // 4: from src -> accept
+		{Code: ldw, K: 14 + 16},                             // 5: destination
+		{Code: jeq, K: binary.BigEndian.Uint32(src), Jf: 1}, // 6: not to src -> drop
+		{Code: ret, K: 0xffff},                              // 7: accept
+		{Code: ret, K: 0},                                   // 8: drop
+	}
+}
+
+// Drops is how many frames the receiver's socket had to drop: a gap it
+// measured is only the wire's when this is 0.
+func (a *Arrivals) Drops() uint32 {
+	st, err := unix.GetsockoptTpacketStats(a.fd, unix.SOL_PACKET, unix.PACKET_STATISTICS)
+	if err != nil {
+		return 0
+	}
+	return st.Drops
+}

@@ -1,0 +1,479 @@
+//go:build linux
+
+package guest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/bondtop/bondtop/drill"
+)
+
+// eventTolerance is how far the drill's time of a bond event may be from
+// the kernel's notification as this test receives it: two processes
+// reading the same netlink message, each as late as the emulated CPUs let
+// it run.
+const eventTolerance = 150
+
+// drillHold is the hold of the lab's drills: long enough that a soft
+// failover without GARP shows as a gap of the whole hold.
+const drillHold = 3 * time.Second
+
+// abPair is active-backup over 2 slaves (dut0 active) in the root
+// namespace, the peer a bridge (10 s MAC ageing) running bondtop serve.
+func abPair(t *testing.T, subnet int, primary string) *Pair {
+	t.Helper()
+	p := NewPair(t, subnet, 2)
+	p.Root.Bond(t, p.Bond, BondSpec{Mode: "active-backup", MIIMon: 50, Primary: primary}, p.Slaves...)
+	p.Root.Addr(t, p.Bond, p.LocalCIDR())
+	PeerBridge(t, p, 10*time.Second)
+	Eventually(t, 10*time.Second, "dut0 active", func() (bool, string) {
+		a := Sysfs(t, p.Bond, "bonding/active_slave")
+		return a == "dut0", a
+	})
+	StartServe(t, p)
+	return p
+}
+
+// checkRestored: the drill says restored, and the kernel agrees: the slave
+// up, the active slave as before, no state file left.
+func checkRestored(t *testing.T, p *Pair, res *drill.Result, slave, active string) {
+	t.Helper()
+	if !res.Restored {
+		t.Errorf("drill says not restored")
+	}
+	if up := p.Root.Link(t, slave).Attrs().RawFlags&syscall.IFF_UP != 0; !up {
+		t.Errorf("%s left admin down", slave)
+	}
+	if active != "" {
+		if a := Sysfs(t, p.Bond, "bonding/active_slave"); a != active {
+			t.Errorf("active slave %s after the drill, was %s", a, active)
+		}
+	}
+	if _, err := os.Stat("/run/bondtop/drill-" + p.Bond + ".json"); err == nil {
+		t.Errorf("state file left behind")
+	}
+}
+
+func phaseOf(t *testing.T, res *drill.Result, name string) *drill.Phase {
+	t.Helper()
+	for i := range res.Phases {
+		if res.Phases[i].Name == name {
+			return &res.Phases[i]
+		}
+	}
+	t.Fatalf("no %s phase in %+v", name, res)
+	return nil
+}
+
+func msOf(v *float64) float64 {
+	if v == nil {
+		return -1
+	}
+	return *v
+}
+
+func logPhases(t *testing.T, res *drill.Result) {
+	t.Helper()
+	for _, ph := range res.Phases {
+		t.Logf("%s (%s): event %.1f ms, active %s at %.1f ms, gap tx %.1f ms rx %.1f ms (open %v), lost %s/%s, reordered %s, GARP %d (first %.1f ms) NA %d, LACP settled %.1f ms",
+			ph.Name, ph.Action, msOf(ph.EventMs), ph.ActiveSlave, msOf(ph.ActiveMs), msOf(ph.GapTxMs), msOf(ph.GapRxMs), ph.GapRxOpen,
+			Show(ph.LostTx), Show(ph.LostRx), Show(ph.Reordered), ph.GARP.Count, msOf(ph.GARP.FirstMs), ph.GARP.UnsolNA, msOf(ph.LACPSettleMs))
+	}
+	t.Logf("findings: %q", res.Findings)
+	var text bytes.Buffer
+	res.WriteText(&text)
+	t.Logf("as bondtop drill prints it:\n%s", text.String())
+}
+
+// TestDrillActiveBackup: active-backup, miimon 50, `bondtop drill --how
+// down` on the active slave. The failover gap must stay under 300 ms each
+// way; the gratuitous ARPs the drill counts leaving the new active slave
+// must equal num_grat_arp and what the bridge received; the drill's send
+// gap (an estimate: the peer's loss over the rate) must agree within 50 ms
+// with an independent receiver on the bridge timing the same datagrams;
+// its bond event must agree with the kernel's own notification of the new
+// active slave; and the bond ends as it began.
+func TestDrillActiveBackup(t *testing.T) {
+	p := abPair(t, 160, "")
+	SetBondOption(t, p.Bond, "num_grat_arp", "2")
+	aw := watchActive(t, p.Bond)
+	rcv := ListenArrivals(t, p.Peer, "br0", p.Local, p.Root.Link(t, p.Bond).Attrs().HardwareAddr)
+	start := time.Now()
+	res, stderr, code := RunDrill(t, p.Bond, "--peer", p.Remote.String(), "--hold", drillHold.String(), "--yes")
+	end := time.Now()
+	if code != 0 || res == nil {
+		t.Fatalf("drill exit %d: %s", code, stderr)
+	}
+	logPhases(t, res)
+	if res.Slave != "dut0" || res.How != drill.Down || res.Mode != "active-backup" {
+		t.Errorf("drill of %s --how %s in %s, want dut0 down active-backup", res.Slave, res.How, res.Mode)
+	}
+	fo := phaseOf(t, res, "failover")
+	fb := phaseOf(t, res, "failback")
+	// num_grat_arp 2: the kernels at hand send only the first when the
+	// link monitor fails over (the second notification's check ran
+	// before the failover); the drill must count what left, as the
+	// bridge saw it, and say so when it is fewer.
+	n := rcv.GARPs(fo.ActionTime, fb.ActionTime)
+	t.Logf("gratuitous ARPs: the drill counted %d leaving, the bridge received %d, num_grat_arp 2", fo.GARP.Count, n)
+	Measure(t, "drill_failover_garps[num_grat_arp=2]", float64(fo.GARP.Count), "")
+	if n != fo.GARP.Count || n == 0 {
+		t.Errorf("the bridge received %d gratuitous ARPs in the failover phase, the drill counted %d leaving", n, fo.GARP.Count)
+	}
+	if fo.GARP.Count < 2 && FindingWith(res, "num_grat_arp asks for 2") == "" {
+		t.Errorf("%d GARPs of num_grat_arp 2 and no finding: %q", fo.GARP.Count, res.Findings)
+	}
+	// The failover phase's stream: from its baseline to the end of the
+	// hold (the failback's stream is another test).
+	window := func() (time.Time, time.Time) {
+		return fo.ActionTime.Add(-400 * time.Millisecond), fo.ActionTime.Add(drillHold - 100*time.Millisecond)
+	}
+	// The longest silence over the window the drill reckons its send gap
+	// in: from half its baseline before the action to the end of the hold.
+	gap, _ := rcv.LongestGap(fo.ActionTime.Add(-250*time.Millisecond), fo.ActionTime.Add(drillHold))
+	peerStall := float64(rcv.SendStall(window()).Microseconds()) / 1000
+	t.Logf("the peer's own longest pause in sending (as it left br0): %.1f ms", peerStall)
+	indep := float64(gap.Microseconds()) / 1000
+	t.Logf("independent receiver on br0: longest failover gap %.1f ms; drill's estimate %.1f ms", indep, msOf(fo.GapTxMs))
+	if d := rcv.Drops(); d > 0 {
+		t.Errorf("the independent receiver dropped %d frames: its gap is not the wire's", d)
+	}
+	Measure(t, "drill_failover_gap_tx[active-backup,miimon=50]", msOf(fo.GapTxMs), "ms")
+	Measure(t, "drill_failover_gap_rx[active-backup,miimon=50]", msOf(fo.GapRxMs), "ms")
+	Measure(t, "drill_failover_gap_independent[active-backup,miimon=50]", indep, "ms")
+	if d := indep - msOf(fo.GapTxMs); d > 50 || d < -50 {
+		t.Errorf("drill's tx gap %.1f ms, the independent receiver's %.1f ms: more than 50 ms apart", msOf(fo.GapTxMs), indep)
+	}
+	kernel := aw.after(t, fo.ActionTime, p.Root.Link(t, "dut1").Attrs().Index)
+	kernelMs := float64(kernel.Sub(fo.ActionTime).Microseconds()) / 1000
+	t.Logf("kernel notified dut1 active %.1f ms after the action; drill's active_ms %.1f, event_ms %.1f", kernelMs, msOf(fo.ActiveMs), msOf(fo.EventMs))
+	Measure(t, "drill_failover_event[active-backup,miimon=50]", msOf(fo.EventMs), "ms")
+	if fo.ActiveMs == nil || *fo.ActiveMs-kernelMs > eventTolerance || *fo.ActiveMs-kernelMs < -eventTolerance {
+		t.Errorf("drill's active change at %.1f ms, the kernel's notification at %.1f ms", msOf(fo.ActiveMs), kernelMs)
+	}
+	// Under 300 ms each way, or, where the kernel itself took longer to
+	// fail over (an emulated CPU: taking a device down waits for RCU
+	// grace periods under the rtnl lock the link monitor needs), no more
+	// than the kernel's own time and 100 ms.
+	// The receive gap may also hold a pause of the peer's own sender
+	// (both ends share the VM's CPUs): that much more is allowed.
+	bar := max(300, kernelMs+100)
+	if fo.GapTxMs == nil || *fo.GapTxMs >= bar {
+		t.Errorf("failover tx gap %.1f ms, want under %.0f (the kernel failed over in %.1f ms)", msOf(fo.GapTxMs), bar, kernelMs)
+	}
+	if fo.GapRxMs == nil || *fo.GapRxMs >= bar+peerStall {
+		t.Errorf("failover rx gap %.1f ms, want under %.0f (the kernel failed over in %.1f ms, the peer paused %.1f ms)", msOf(fo.GapRxMs), bar+peerStall, kernelMs, peerStall)
+	}
+	if fo.ActiveSlave != "dut1" {
+		t.Errorf("active slave after the failover %q, want dut1", fo.ActiveSlave)
+	}
+	if fb.EventMs == nil {
+		t.Errorf("failback: no bond event after dut0 came up")
+	}
+	if end.Sub(start) > 20*time.Second {
+		t.Errorf("the drill took %v", end.Sub(start))
+	}
+	checkRestored(t, p, res, "dut0", "dut0")
+}
+
+// TestDrillSoftFailover: `--how active --direction rx` (only the peer
+// sends: the host sends nothing that would teach the bridge) behind a
+// bridge that ages its MAC table after 10 s. With num_grat_arp 0 (and
+// num_unsol_na 0, resend_igmp 0: the IGMP/MLD reports teach a switch too)
+// the bridge keeps sending to the old port: the receive gap lasts the
+// whole hold and the finding names num_grat_arp. With num_grat_arp 1 the
+// gap is a few tens of milliseconds.
+func TestDrillSoftFailover(t *testing.T) {
+	for _, garp := range []string{"0", "1"} {
+		t.Run("num_grat_arp="+garp, func(t *testing.T) {
+			p := abPair(t, 161, "")
+			SetBondOption(t, p.Bond, "num_grat_arp", garp)
+			SetBondOption(t, p.Bond, "num_unsol_na", garp)
+			SetBondOption(t, p.Bond, "resend_igmp", "0")
+			// And no IPv6 on the bond: the kernels at hand send MLD
+			// reports on a failover even with resend_igmp 0, and those
+			// teach the switch the new port as well as a GARP would.
+			if err := os.WriteFile("/proc/sys/net/ipv6/conf/"+p.Bond+"/disable_ipv6", []byte("1"), 0); err != nil {
+				t.Fatal(err)
+			}
+			rcv := ListenArrivals(t, p.Peer, "far1", p.Local, p.Root.Link(t, p.Bond).Attrs().HardwareAddr)
+			sender := ListenArrivals(t, p.Peer, "br0", p.Local, p.Root.Link(t, p.Bond).Attrs().HardwareAddr)
+			res, stderr, code := RunDrill(t, p.Bond, "--peer", p.Remote.String(), "--how", "active", "--direction", "rx",
+				"--hold", drillHold.String(), "--yes")
+			if code != 0 || res == nil {
+				t.Fatalf("drill exit %d: %s", code, stderr)
+			}
+			logPhases(t, res)
+			fo := phaseOf(t, res, "failover")
+			// What the host sent by the new active slave (far1's end)
+			// in the failover phase: all a switch could learn from.
+			t.Logf("frames from the bond's MAC on far1 after the failover: %q", rcv.Frames(fo.ActionTime, phaseOf(t, res, "failback").ActionTime))
+			if fo.GapTxMs != nil {
+				t.Errorf("--direction rx measured a tx gap")
+			}
+			rx := msOf(fo.GapRxMs)
+			Measure(t, "drill_soft_failover_gap_rx[num_grat_arp="+garp+"]", rx, "ms")
+			if garp == "0" {
+				if rx < float64(drillHold.Milliseconds())-200 {
+					t.Errorf("without GARP the rx gap was %.1f ms, want the whole %v hold", rx, drillHold)
+				}
+				if FindingWith(res, "num_grat_arp is 0") == "" {
+					t.Errorf("no finding names num_grat_arp: %q", res.Findings)
+				}
+				if fo.GARP.Count != 0 {
+					t.Errorf("num_grat_arp 0, yet %d GARPs counted", fo.GARP.Count)
+				}
+			} else {
+				stall := float64(sender.SendStall(fo.ActionTime.Add(-400*time.Millisecond), fo.ActionTime.Add(drillHold-100*time.Millisecond)).Microseconds()) / 1000
+				t.Logf("the peer's own longest pause in sending: %.1f ms", stall)
+				if rx >= 300+stall {
+					t.Errorf("with num_grat_arp 1 the rx gap was %.1f ms, want under 300 (and the peer's own pause, %.1f ms)", rx, stall)
+				}
+				if fo.GARP.Count != 1 {
+					t.Errorf("num_grat_arp 1, %d GARPs counted", fo.GARP.Count)
+				}
+				if len(res.Findings) != 0 {
+					t.Errorf("findings on a clean soft failover: %q", res.Findings)
+				}
+			}
+			checkRestored(t, p, res, "dut0", "dut0")
+		})
+	}
+}
+
+// TestDrillPrimaryFailback: primary dut0 with updelay 0 and 2000. The
+// failback phase is reported for both; the kernel itself fails back to
+// dut0, with updelay 2000 no sooner than 2 s after dut0 came up, and the
+// drill's time of that change agrees with the kernel's notification.
+func TestDrillPrimaryFailback(t *testing.T) {
+	for _, updelay := range []int{0, 2000} {
+		t.Run(fmt.Sprintf("updelay=%d", updelay), func(t *testing.T) {
+			p := abPair(t, 162, "dut0")
+			SetBondOption(t, p.Bond, "updelay", fmt.Sprint(updelay))
+			aw := watchActive(t, p.Bond)
+			res, stderr, code := RunDrill(t, p.Bond, "--peer", p.Remote.String(), "--hold", drillHold.String(), "--yes")
+			if code != 0 || res == nil {
+				t.Fatalf("drill exit %d: %s", code, stderr)
+			}
+			logPhases(t, res)
+			fb := phaseOf(t, res, "failback")
+			if fb.ActiveSlave != "dut0" || fb.ActiveMs == nil {
+				t.Fatalf("failback: active %q at %.1f ms, want dut0", fb.ActiveSlave, msOf(fb.ActiveMs))
+			}
+			kernel := aw.after(t, fb.ActionTime, p.Root.Link(t, "dut0").Attrs().Index)
+			kernelMs := float64(kernel.Sub(fb.ActionTime).Microseconds()) / 1000
+			t.Logf("kernel notified dut0 active again %.1f ms after dut0 came up; the drill %.1f ms", kernelMs, *fb.ActiveMs)
+			Measure(t, fmt.Sprintf("drill_failback_active[updelay=%d]", updelay), *fb.ActiveMs, "ms")
+			Measure(t, fmt.Sprintf("drill_failback_gap_tx[updelay=%d]", updelay), msOf(fb.GapTxMs), "ms")
+			Measure(t, fmt.Sprintf("drill_failback_gap_rx[updelay=%d]", updelay), msOf(fb.GapRxMs), "ms")
+			if d := *fb.ActiveMs - kernelMs; d > eventTolerance || d < -eventTolerance {
+				t.Errorf("drill's failback at %.1f ms, kernel's %.1f ms", *fb.ActiveMs, kernelMs)
+			}
+			if *fb.ActiveMs < float64(updelay) {
+				t.Errorf("failback after %.1f ms, before updelay %d", *fb.ActiveMs, updelay)
+			}
+			if fb.GapTxMs == nil || fb.GapRxMs == nil {
+				t.Errorf("failback gaps not measured")
+			}
+			checkRestored(t, p, res, "dut0", "dut0")
+		})
+	}
+}
+
+// TestDrill8023AD: 802.3ad over 3 slaves against a real LACP partner,
+// `--how down` on the slave the drill's own stream is placed on (the
+// bond hashes layer3+4): the stream's gap, and when the aggregator
+// settled without the slave and, after it came back, with all three
+// again, which the kernel's port states must confirm.
+func TestDrill8023AD(t *testing.T) {
+	p, _ := lacpPair(t, 163, 3)
+	StartServe(t, p)
+	res, stderr, code := RunDrill(t, p.Bond, "--peer", p.Remote.String(), "--slave", "dut1", "--hold", drillHold.String(), "--yes")
+	if code != 0 || res == nil {
+		t.Fatalf("drill exit %d: %s", code, stderr)
+	}
+	logPhases(t, res)
+	if res.StreamSlave != "dut1" {
+		t.Errorf("the measuring stream was placed on %q, want dut1", res.StreamSlave)
+	}
+	fo := phaseOf(t, res, "failover")
+	fb := phaseOf(t, res, "failback")
+	if fo.LACPSettleMs == nil || fb.LACPSettleMs == nil {
+		t.Fatalf("LACP settle not measured: failover %.1f ms, failback %.1f ms", msOf(fo.LACPSettleMs), msOf(fb.LACPSettleMs))
+	}
+	Measure(t, "drill_8023ad_failover_gap_tx[slaves=3]", msOf(fo.GapTxMs), "ms")
+	Measure(t, "drill_8023ad_failover_settle[slaves=3]", *fo.LACPSettleMs, "ms")
+	Measure(t, "drill_8023ad_failback_settle[slaves=3]", *fb.LACPSettleMs, "ms")
+	if fo.GapTxMs == nil || *fo.GapTxMs >= 1000 {
+		t.Errorf("failover tx gap %.1f ms for the stream on dut1, want under 1 s", msOf(fo.GapTxMs))
+	}
+	// The kernel: all three ports collecting and distributing again, in
+	// one aggregator.
+	agg := -1
+	for _, s := range p.Slaves {
+		info := p.Root.SlaveInfo(t, s)
+		if info.AdActorOperPortState != 63 {
+			t.Errorf("%s actor port state %d after the drill, want 63", s, info.AdActorOperPortState)
+		}
+		if agg == -1 {
+			agg = int(info.AggregatorId)
+		} else if int(info.AggregatorId) != agg {
+			t.Errorf("%s in aggregator %d, the others in %d", s, info.AggregatorId, agg)
+		}
+	}
+	checkRestored(t, p, res, "dut1", "")
+}
+
+// TestDrillSafety: a drill killed with SIGKILL during the hold leaves its
+// slave down and a state file; `--restore` puts the slave up and the
+// active slave back. The last usable slave is refused, and so is a user
+// without root; neither touches anything.
+func TestDrillSafety(t *testing.T) {
+	p := abPair(t, 164, "")
+	cmd := exec.Command(bondtopBin, "drill", p.Bond, "--peer", p.Remote.String(), "--hold", "30s", "--yes")
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	Eventually(t, 20*time.Second, "dut0 taken down by the drill", func() (bool, string) {
+		return p.Root.Link(t, "dut0").Attrs().RawFlags&syscall.IFF_UP == 0, out.String()
+	})
+	time.Sleep(500 * time.Millisecond)
+	cmd.Process.Kill()
+	cmd.Wait()
+	if _, err := os.Stat("/run/bondtop/drill-" + p.Bond + ".json"); err != nil {
+		t.Fatalf("no state file after kill -9: %v", err)
+	}
+	if a := Sysfs(t, p.Bond, "bonding/active_slave"); a != "dut1" {
+		t.Errorf("after kill -9 the active slave is %s, want dut1", a)
+	}
+	// A new drill refuses while one left state behind.
+	if _, stderr, code := RunDrill(t, p.Bond, "--peer", p.Remote.String(), "--yes"); code != 2 || !strings.Contains(stderr, "--restore") {
+		t.Errorf("drill over a killed drill's state: exit %d, %s", code, stderr)
+	}
+	restore := exec.Command(bondtopBin, "drill", p.Bond, "--restore")
+	b, err := restore.CombinedOutput()
+	t.Logf("bondtop drill --restore: %s", b)
+	if err != nil {
+		t.Fatalf("--restore: %v", err)
+	}
+	checkRestored(t, p, &drill.Result{Restored: true}, "dut0", "dut0")
+
+	// ^C during the hold: the drill stops, puts the bond back and says so.
+	intr := exec.Command(bondtopBin, "drill", p.Bond, "--peer", p.Remote.String(), "--hold", "30s", "--yes", "--json")
+	var intrOut bytes.Buffer
+	intr.Stdout, intr.Stderr = &intrOut, &out
+	if err := intr.Start(); err != nil {
+		t.Fatal(err)
+	}
+	Eventually(t, 20*time.Second, "dut0 taken down by the drill", func() (bool, string) {
+		return p.Root.Link(t, "dut0").Attrs().RawFlags&syscall.IFF_UP == 0, out.String()
+	})
+	intr.Process.Signal(os.Interrupt)
+	intr.Wait()
+	var ires drill.Result
+	if err := json.Unmarshal(intrOut.Bytes(), &ires); err != nil {
+		t.Fatalf("drill after ^C: %v: %s", err, intrOut.String())
+	}
+	if ires.Interrupted == "" || len(ires.Phases) != 1 {
+		t.Errorf("after ^C: interrupted %q, %d phases", ires.Interrupted, len(ires.Phases))
+	}
+	checkRestored(t, p, &ires, "dut0", "dut0")
+
+	// The last usable slave: dut1's far end down, dut0 is all there is.
+	p.Peer.Down(t, "far1")
+	Eventually(t, 5*time.Second, "dut1 mii down", func() (bool, string) {
+		s := ProcSlave(t, p.Bond, "dut1")["MII Status"]
+		return s == "down", s
+	})
+	_, stderr, code := RunDrill(t, p.Bond, "--peer", p.Remote.String(), "--yes")
+	if code != 2 || !strings.Contains(stderr, "last usable slave") {
+		t.Errorf("last usable slave: exit %d, %s", code, stderr)
+	}
+	checkUntouched(t, p)
+
+	// Not root.
+	nobody := exec.Command(bondtopBin, "drill", p.Bond, "--peer", p.Remote.String(), "--yes")
+	nobody.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	b, err = nobody.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(b), "needs root") {
+		t.Errorf("as nobody: %v, %s", err, b)
+	}
+	checkUntouched(t, p)
+}
+
+func checkUntouched(t *testing.T, p *Pair) {
+	t.Helper()
+	if p.Root.Link(t, "dut0").Attrs().RawFlags&syscall.IFF_UP == 0 {
+		t.Errorf("dut0 was taken down")
+	}
+	if a := Sysfs(t, p.Bond, "bonding/active_slave"); a != "dut0" {
+		t.Errorf("active slave %s, want dut0", a)
+	}
+	if _, err := os.Stat("/run/bondtop/drill-" + p.Bond + ".json"); err == nil {
+		t.Errorf("a refused drill wrote a state file")
+	}
+}
+
+// StartServe runs `bondtop serve` in the peer namespace on the peer's
+// address until the end of the test, and waits until it answers.
+func StartServe(t testing.TB, p *Pair) {
+	t.Helper()
+	addr := net.JoinHostPort(p.Remote.String(), "5201")
+	cmd := exec.Command(bondtopBin, "serve", "--listen", addr)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	// Started from a thread inside the namespace, the child lives there.
+	if err := p.Peer.Do(cmd.Start); err != nil {
+		t.Fatalf("bondtop serve in %s: %v", p.Peer.Name, err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	Eventually(t, 10*time.Second, "bondtop serve answering on "+addr, func() (bool, string) {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err != nil {
+			return false, err.Error() + "; serve: " + out.String()
+		}
+		c.Close()
+		return true, ""
+	})
+}
+
+// RunDrill runs `bondtop drill BOND args...` as a user would, and decodes
+// its --json result when it printed one.
+func RunDrill(t testing.TB, bond string, args ...string) (*drill.Result, string, int) {
+	t.Helper()
+	cmd := exec.Command(bondtopBin, append([]string{"drill", bond, "--json"}, args...)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("bondtop drill: %v", err)
+	}
+	if stdout.Len() == 0 {
+		return nil, stderr.String(), code
+	}
+	var res drill.Result
+	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
+		t.Fatalf("bondtop drill --json: %v\n%s\n%s", err, stdout.String(), stderr.String())
+	}
+	return &res, stderr.String(), code
+}
