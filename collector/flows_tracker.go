@@ -178,6 +178,7 @@ func (s *Sampler) enrich(now time.Time, snap *Snapshot, bonds []bonding.Bond) {
 	if s.flows != nil {
 		s.flows.attach(now, snap, bonds)
 	}
+	s.measure(now, snap, bonds)
 	if s.host != nil {
 		snap.Host = s.host.get(now)
 	}

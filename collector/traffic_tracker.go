@@ -1,0 +1,377 @@
+package collector
+
+import (
+	"net"
+	"net/netip"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/bondtop/bondtop/bonding"
+	"github.com/bondtop/bondtop/collector/flowmeter"
+)
+
+// MeterSource is implemented by sources that bring their own flow meter
+// (the demo simulates one); the Sampler uses it when Options.Meter is nil.
+type MeterSource interface {
+	FlowMeter() flowmeter.Meter
+}
+
+// IfindexResolver is implemented by a Meter that knows its interfaces'
+// indexes itself (the demo's); others get the host's (net.InterfaceByName).
+type IfindexResolver interface {
+	Ifindex(name string) (int, error)
+}
+
+// meterTracker is the Sampler's side of the flow meter: it keeps the
+// meter attached to the followed bonds' slaves, reads it once per sample,
+// and turns each reading into every bond's MeasuredTraffic.
+type meterTracker struct {
+	meter   flowmeter.Meter
+	ifindex func(string) (int, error)
+
+	synced  string         // the slave set last handed to Sync
+	names   map[int]string // ifindex -> slave, as synced
+	lastErr string
+
+	prevAt   time.Time
+	prev     map[flowmeter.Key]flowCount
+	prevLost map[lostKey]flowCount
+
+	// local caches the socket set of each bond's flow table.
+	local map[string]localSockets
+}
+
+type flowCount struct{ bytes, packets uint64 }
+
+type lostKey struct {
+	slave string
+	dir   flowmeter.Direction
+}
+
+// sockKey is a socket as a flow's headers show it, from this host's side.
+type sockKey struct {
+	proto         uint8
+	local, remote netip.AddrPort
+}
+
+type localSockets struct {
+	table *FlowTable
+	set   map[sockKey]struct{}
+}
+
+func newMeterTracker(m flowmeter.Meter) *meterTracker {
+	t := &meterTracker{meter: m, ifindex: hostIfindex, local: map[string]localSockets{}}
+	if r, ok := m.(IfindexResolver); ok {
+		t.ifindex = r.Ifindex
+	}
+	return t
+}
+
+func hostIfindex(name string) (int, error) {
+	ifi, err := net.InterfaceByName(name)
+	if err != nil {
+		return 0, err
+	}
+	return ifi.Index, nil
+}
+
+// sync attaches the meter to exactly the slaves of bonds when they
+// changed since the last call; it returns what went wrong, if new.
+func (t *meterTracker) sync(bonds []BondSample) []string {
+	var names []string
+	for i := range bonds {
+		for j := range bonds[i].Slaves {
+			names = append(names, bonds[i].Slaves[j].Name)
+		}
+	}
+	slices.Sort(names)
+	key := strings.Join(names, " ")
+	if key == t.synced && t.names != nil {
+		return nil
+	}
+	var warn []string
+	m := make(map[int]string, len(names))
+	for _, n := range names {
+		idx, err := t.ifindex(n)
+		if err != nil {
+			warn = append(warn, "flow meter: "+n+": "+err.Error())
+			continue
+		}
+		m[idx] = n
+	}
+	if err := t.meter.Sync(m); err != nil {
+		warn = append(warn, "flow meter: "+err.Error())
+	}
+	t.synced, t.names = key, m
+	return warn
+}
+
+// attach reads the meter and gives every bond of snap its measured
+// traffic; bonds are the source's readings (for the predictions), k the
+// kernel the hash is computed for.
+func (t *meterTracker) attach(now time.Time, snap *Snapshot, bonds []bonding.Bond, k bonding.KernelVersion) {
+	snap.Warnings = append(snap.Warnings, t.sync(snap.Bonds)...)
+	r, err := t.meter.Read()
+	if err != nil {
+		if msg := "flow meter: " + err.Error(); msg != t.lastErr {
+			t.lastErr = msg
+			snap.Warnings = append(snap.Warnings, msg)
+		}
+		return
+	}
+	t.lastErr = ""
+	snap.Warnings = append(snap.Warnings, r.Warnings...)
+	at := r.Time
+	if at.IsZero() {
+		at = now
+	}
+	seconds := 0.0
+	if !t.prevAt.IsZero() && at.After(t.prevAt) {
+		seconds = at.Sub(t.prevAt).Seconds()
+	}
+
+	// Which bond each flow's slave belongs to.
+	owner := make(map[string]int, len(t.names))
+	for i := range snap.Bonds {
+		for j := range snap.Bonds[i].Slaves {
+			owner[snap.Bonds[i].Slaves[j].Name] = i
+		}
+	}
+	perBond := make([][]int32, len(snap.Bonds))
+	for i := range r.Flows {
+		f := &r.Flows[i]
+		if f.Slave == "" {
+			f.Slave = t.names[f.Ifindex]
+		}
+		if b, ok := owner[f.Slave]; ok {
+			perBond[b] = append(perBond[b], int32(i))
+		}
+	}
+	for i := range snap.Bonds {
+		bs := &snap.Bonds[i]
+		var b *bonding.Bond
+		for j := range bonds {
+			if bonds[j].Name == bs.Name {
+				b = &bonds[j]
+			}
+		}
+		if b == nil {
+			continue
+		}
+		bs.Measured = t.measure(bs, b, k, &r, perBond[i], at, seconds)
+	}
+
+	// The next reading's baseline: every flow, every lost bucket.
+	next := make(map[flowmeter.Key]flowCount, len(r.Flows))
+	for i := range r.Flows {
+		next[r.Flows[i].Key] = flowCount{r.Flows[i].Bytes, r.Flows[i].Packets}
+	}
+	nextLost := make(map[lostKey]flowCount, len(r.Lost))
+	for _, l := range r.Lost {
+		nextLost[lostKey{t.lostSlave(&l), l.Direction}] = flowCount{l.Bytes, l.Packets}
+	}
+	t.prev, t.prevLost, t.prevAt = next, nextLost, at
+	for name := range t.local {
+		if snap.Bond(name) == nil {
+			delete(t.local, name)
+		}
+	}
+}
+
+func (t *meterTracker) lostSlave(l *flowmeter.Lost) string {
+	if l.Slave != "" {
+		return l.Slave
+	}
+	return t.names[l.Ifindex]
+}
+
+// delta is what a cumulative pair of counters did since the previous
+// reading: all of it for a flow new since then, nothing known (ok false)
+// when the counters went back or there is no previous reading.
+func delta(prev flowCount, had bool, cur flowCount, firstSeen, prevAt time.Time) (flowCount, bool) {
+	if prevAt.IsZero() {
+		return flowCount{}, false
+	}
+	if !had {
+		// A flow the previous reading lacked is new since then, unless the
+		// meter dates it earlier (it was not synced to that slave yet, or
+		// its entry was deleted and re-made): then its bytes span more
+		// than the interval.
+		if !firstSeen.IsZero() && firstSeen.Before(prevAt) {
+			return flowCount{}, false
+		}
+		return cur, true
+	}
+	if cur.bytes < prev.bytes || cur.packets < prev.packets {
+		return flowCount{}, false // a gap: the entry was re-made
+	}
+	return flowCount{cur.bytes - prev.bytes, cur.packets - prev.packets}, true
+}
+
+// measure builds one bond's MeasuredTraffic from the flows of r at idx.
+func (t *meterTracker) measure(bs *BondSample, b *bonding.Bond, k bonding.KernelVersion, r *flowmeter.Reading, idx []int32, at time.Time, seconds float64) *MeasuredTraffic {
+	mt := &MeasuredTraffic{
+		Source: string(r.Source), SampleRate: max(r.SampleRate, 1), Time: at, Seconds: seconds,
+		MapEntries: r.MapEntries, MapSize: r.MapSize,
+		Flows:  make([]MeasuredFlow, len(idx)),
+		Slaves: make([]MeasuredSlave, len(b.Slaves)),
+	}
+	slaveIdx := make(map[string]int, len(b.Slaves))
+	for i := range b.Slaves {
+		mt.Slaves[i].Slave = b.Slaves[i].Name
+		slaveIdx[b.Slaves[i].Name] = i
+	}
+	pred, _ := bonding.NewPredictor(b, k)
+	local := t.localSet(bs)
+	var agreeBytes, predictableBytes float64
+	for n, i := range idx {
+		f := &mt.Flows[n]
+		f.Flow = r.Flows[i]
+		prev, had := t.prev[f.Key]
+		d, ok := delta(prev, had, flowCount{f.Bytes, f.Packets}, f.FirstSeen, t.prevAt)
+		if ok && seconds > 0 {
+			f.HaveRate = true
+			f.Bps, f.Pps = float64(d.bytes)*8/seconds, float64(d.packets)/seconds
+		}
+		f.Local = len(local) > 0 && isLocal(local, &f.Flow)
+		s := &mt.Slaves[slaveIdx[f.Slave]]
+		if !f.IsTx() {
+			s.RxFlows++
+			s.RxBps += f.Bps
+			continue
+		}
+		s.TxFlows++
+		s.TxBps += f.Bps
+		if pred == nil {
+			f.Predicted = bonding.Choice{Outcome: bonding.Unpredictable, Index: -1, Reason: "bonding mode or policy unknown"}
+		} else {
+			p := f.Packet()
+			f.Predicted = predict(pred, &p)
+		}
+		// The hash check counts the flows that moved in the interval: an
+		// idle entry may predate a failover.
+		weight := float64(f.Bytes)
+		if mt.HaveRates() {
+			if !f.HaveRate || d.bytes == 0 {
+				continue
+			}
+			weight = float64(d.bytes)
+		}
+		a := &mt.Agreement
+		a.Flows++
+		switch ps := f.PredictedSlave(); {
+		case ps == "":
+			a.Unpredictable++
+		case ps == f.Slave:
+			a.Agree++
+			agreeBytes += weight
+			predictableBytes += weight
+		default:
+			predictableBytes += weight
+		}
+	}
+	if predictableBytes > 0 {
+		mt.Agreement.BytesAgreeShare = new(agreeBytes / predictableBytes)
+	}
+	for _, l := range r.Lost {
+		name := t.lostSlave(&l)
+		j, ok := slaveIdx[name]
+		if !ok {
+			continue
+		}
+		s := &mt.Slaves[j]
+		prev := t.prevLost[lostKey{name, l.Direction}]
+		// A bucket the previous reading lacked started from zero.
+		d, ok := delta(prev, true, flowCount{l.Bytes, l.Packets}, time.Time{}, t.prevAt)
+		var bps float64
+		if ok && seconds > 0 {
+			bps = float64(d.bytes) * 8 / seconds
+		}
+		if l.Direction == flowmeter.Rx {
+			s.LostRxBytes, s.LostRxBps = l.Bytes, bps
+		} else {
+			s.LostTxBytes, s.LostTxBps = l.Bytes, bps
+		}
+	}
+	rankFlows(mt.Flows)
+	return mt
+}
+
+// localSet is the socket set of the bond's flow table, cached per table.
+func (t *meterTracker) localSet(bs *BondSample) map[sockKey]struct{} {
+	tab := bs.Flows
+	if tab == nil {
+		return nil
+	}
+	if c, ok := t.local[bs.Name]; ok && c.table == tab {
+		return c.set
+	}
+	set := make(map[sockKey]struct{}, len(tab.Flows))
+	for i := range tab.Flows {
+		s := &tab.Flows[i].Socket
+		set[sockKey{s.Proto, unmap(s.Local), unmap(s.Remote)}] = struct{}{}
+	}
+	t.local[bs.Name] = localSockets{tab, set}
+	return set
+}
+
+func unmap(a netip.AddrPort) netip.AddrPort {
+	return netip.AddrPortFrom(a.Addr().Unmap(), a.Port())
+}
+
+// isLocal reports whether f belongs to a socket of set: a tx flow from
+// its local address and port, an rx flow to them.
+func isLocal(set map[sockKey]struct{}, f *flowmeter.Flow) bool {
+	if f.Proto != bonding.ProtoTCP && f.Proto != bonding.ProtoUDP {
+		return false
+	}
+	src := netip.AddrPortFrom(f.Src.Unmap(), f.SrcPort)
+	dst := netip.AddrPortFrom(f.Dst.Unmap(), f.DstPort)
+	k := sockKey{f.Proto, src, dst}
+	if f.Direction == flowmeter.Rx {
+		k.local, k.remote = dst, src
+	}
+	_, ok := set[k]
+	return ok
+}
+
+// runningKernel is the kernel the live host's hash is computed for when
+// no flow table says (6.12's hash when /proc does not tell).
+func runningKernel() bonding.KernelVersion {
+	k, _, err := bonding.RunningKernel(os.DirFS("/"))
+	if err != nil {
+		return bonding.KernelVersion{Major: 6, Minor: 12}
+	}
+	return k
+}
+
+// measure gives every bond of snap its measured traffic: the meter's
+// flows, or "sockets" and why when there is no meter but a reason was
+// given.
+func (s *Sampler) measure(now time.Time, snap *Snapshot, bonds []bonding.Bond) {
+	if s.meter == nil {
+		if s.opts.MeterWhy == "" {
+			return
+		}
+		why := &MeasuredTraffic{Source: SourceSockets, Why: s.opts.MeterWhy}
+		for i := range snap.Bonds {
+			snap.Bonds[i].Measured = why
+		}
+		return
+	}
+	s.meter.attach(now, snap, bonds, s.hashKernel())
+}
+
+// hashKernel is the kernel version the predictions follow: the flow
+// reader's (the demo's simulated one), else the running kernel's.
+func (s *Sampler) hashKernel() bonding.KernelVersion {
+	if s.flows != nil && !s.flows.readAt.IsZero() {
+		return s.flows.kernel
+	}
+	if s.kernel == nil {
+		s.kernel = new(runningKernel())
+	}
+	return *s.kernel
+}
