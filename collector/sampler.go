@@ -69,8 +69,8 @@ type Sampler struct {
 	// wakes Run to re-arm its ticker.
 	interval        atomic.Int64
 	intervalChanged chan struct{}
-	flows           *flowTracker // nil without a FlowReader
-	host            *hostCache   // nil when the Source is no HostReader
+	flows           *flowTracker  // nil without a FlowReader
+	host            *hostCache    // nil when the Source is no HostReader
 	meter           *meterTracker // nil without a Meter
 	kernel          *bonding.KernelVersion
 }

@@ -55,7 +55,7 @@ type MeasuredFlow struct {
 	HaveRate bool
 	Bps, Pps float64
 	// Predicted is where the transmit hash sends a tx flow over the bond's
-	// usable slaves now; the zero Choice (Unpredictable, no reason) on rx.
+	// usable slaves now; Unpredictable on rx (the switch picks).
 	Predicted bonding.Choice
 	// Local marks a flow of one of this host's sockets (in the FlowTable).
 	Local bool
@@ -273,18 +273,28 @@ func (f MeasuredFlow) MarshalJSON() ([]byte, error) {
 	return json.Marshal(j)
 }
 
-// rankFlows orders flows by bit rate, highest first; ties (idle flows,
+// rankEntry is a flow of a reading (index i) with its rates, what the
+// ranking sorts: small, where a flow is a few hundred bytes.
+type rankEntry struct {
+	bps, pps float64
+	bytes    uint64 // cumulative
+	moved    uint64 // bytes in the interval
+	i        int32
+	haveRate bool
+}
+
+// rankFlows orders entries by bit rate, highest first; ties (idle flows,
 // the first reading) by bytes, then by key, so the order is stable from
 // one reading to the next.
-func rankFlows(flows []MeasuredFlow) {
-	slices.SortFunc(flows, func(a, b MeasuredFlow) int {
-		if c := cmp.Compare(b.Bps, a.Bps); c != 0 {
+func rankFlows(entries []rankEntry, flows []flowmeter.Flow) {
+	slices.SortFunc(entries, func(a, b rankEntry) int {
+		if c := cmp.Compare(b.bps, a.bps); c != 0 {
 			return c
 		}
-		if c := cmp.Compare(b.Bytes, a.Bytes); c != 0 {
+		if c := cmp.Compare(b.bytes, a.bytes); c != 0 {
 			return c
 		}
-		return compareKeys(&a.Key, &b.Key)
+		return compareKeys(&flows[a.i].Key, &flows[b.i].Key)
 	})
 }
 

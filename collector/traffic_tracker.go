@@ -37,6 +37,7 @@ type meterTracker struct {
 
 	prevAt   time.Time
 	prev     map[flowmeter.Key]flowCount
+	spare    map[flowmeter.Key]flowCount // the map before prev, reused
 	prevLost map[lostKey]flowCount
 
 	// local caches the socket set of each bond's flow table.
@@ -164,7 +165,13 @@ func (t *meterTracker) attach(now time.Time, snap *Snapshot, bonds []bonding.Bon
 	}
 
 	// The next reading's baseline: every flow, every lost bucket.
-	next := make(map[flowmeter.Key]flowCount, len(r.Flows))
+	// The map of two readings ago is cleared and refilled: its buckets
+	// stay allocated.
+	next := t.spare
+	if next == nil {
+		next = make(map[flowmeter.Key]flowCount, len(r.Flows))
+	}
+	clear(next)
 	for i := range r.Flows {
 		next[r.Flows[i].Key] = flowCount{r.Flows[i].Bytes, r.Flows[i].Packets}
 	}
@@ -172,6 +179,7 @@ func (t *meterTracker) attach(now time.Time, snap *Snapshot, bonds []bonding.Bon
 	for _, l := range r.Lost {
 		nextLost[lostKey{t.lostSlave(&l), l.Direction}] = flowCount{l.Bytes, l.Packets}
 	}
+	t.spare = t.prev
 	t.prev, t.prevLost, t.prevAt = next, nextLost, at
 	for name := range t.local {
 		if snap.Bond(name) == nil {
@@ -226,18 +234,29 @@ func (t *meterTracker) measure(bs *BondSample, b *bonding.Bond, k bonding.Kernel
 	pred, _ := bonding.NewPredictor(b, k)
 	local := t.localSet(bs)
 	var agreeBytes, predictableBytes float64
+	// Rates first, then the ranking, then each flow is built once in
+	// its place.
+	entries := make([]rankEntry, len(idx))
 	for n, i := range idx {
-		f := &mt.Flows[n]
-		f.Flow = r.Flows[i]
+		f := &r.Flows[i]
 		prev, had := t.prev[f.Key]
 		d, ok := delta(prev, had, flowCount{f.Bytes, f.Packets}, f.FirstSeen, t.prevAt)
+		e := rankEntry{bytes: f.Bytes, i: i}
 		if ok && seconds > 0 {
-			f.HaveRate = true
-			f.Bps, f.Pps = float64(d.bytes)*8/seconds, float64(d.packets)/seconds
+			e.haveRate, e.moved = true, d.bytes
+			e.bps, e.pps = float64(d.bytes)*8/seconds, float64(d.packets)/seconds
 		}
+		entries[n] = e
+	}
+	rankFlows(entries, r.Flows)
+	for n, e := range entries {
+		f := &mt.Flows[n]
+		f.Flow = r.Flows[e.i]
+		f.HaveRate, f.Bps, f.Pps = e.haveRate, e.bps, e.pps
 		f.Local = len(local) > 0 && isLocal(local, &f.Flow)
 		s := &mt.Slaves[slaveIdx[f.Slave]]
 		if !f.IsTx() {
+			f.Predicted = rxChoice
 			s.RxFlows++
 			s.RxBps += f.Bps
 			continue
@@ -254,10 +273,10 @@ func (t *meterTracker) measure(bs *BondSample, b *bonding.Bond, k bonding.Kernel
 		// idle entry may predate a failover.
 		weight := float64(f.Bytes)
 		if mt.HaveRates() {
-			if !f.HaveRate || d.bytes == 0 {
+			if !f.HaveRate || e.moved == 0 {
 				continue
 			}
-			weight = float64(d.bytes)
+			weight = float64(e.moved)
 		}
 		a := &mt.Agreement
 		a.Flows++
@@ -295,9 +314,11 @@ func (t *meterTracker) measure(bs *BondSample, b *bonding.Bond, k bonding.Kernel
 			s.LostTxBytes, s.LostTxBps = l.Bytes, bps
 		}
 	}
-	rankFlows(mt.Flows)
 	return mt
 }
+
+// rxChoice is the prediction of every received flow: none of ours.
+var rxChoice = bonding.Choice{Outcome: bonding.Unpredictable, Index: -1, Reason: "the switch (the link partner) picks the slave a frame arrives on"}
 
 // localSet is the socket set of the bond's flow table, cached per table.
 func (t *meterTracker) localSet(bs *BondSample) map[sockKey]struct{} {
