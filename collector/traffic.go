@@ -4,8 +4,12 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"net"
 	"net/netip"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/bondtop/bondtop/bonding"
@@ -45,6 +49,9 @@ type MeasuredTraffic struct {
 	// MapEntries and MapSize are the meter's flow map fill (all bonds
 	// share one map).
 	MapEntries, MapSize int
+	// recordedRates marks traffic read back from JSON with rates (the
+	// interval itself is not recorded).
+	recordedRates bool
 }
 
 // MeasuredFlow is one flow on one slave in one direction.
@@ -166,7 +173,9 @@ func (t *MeasuredTraffic) Slave(name string) *MeasuredSlave {
 func (t *MeasuredTraffic) Metered() bool { return t != nil && t.Source != SourceSockets }
 
 // HaveRates reports whether the flows carry rates (the second reading on).
-func (t *MeasuredTraffic) HaveRates() bool { return t != nil && t.Seconds > 0 }
+func (t *MeasuredTraffic) HaveRates() bool {
+	return t != nil && (t.Seconds > 0 || t.recordedRates)
+}
 
 // LostBytes sums the bytes the meter counted in no flow on this bond's
 // slaves (its map was full), since it started.
@@ -333,4 +342,130 @@ func compareKeys(a, b *flowmeter.Key) int {
 		return 1
 	}
 	return -1
+}
+
+// UnmarshalJSON reads the "traffic" object back (recordings): the flows
+// with their rates and predicted slaves, the agreement, the lost bytes.
+// Per-slave rate sums, map fill and the interval are not in the JSON.
+func (t *MeasuredTraffic) UnmarshalJSON(data []byte) error {
+	var j struct {
+		Source     string               `json:"source"`
+		SampleRate *int                 `json:"sample_rate"`
+		Why        string               `json:"why"`
+		Flows      []MeasuredFlow       `json:"flows"`
+		Agreement  *agreementJSON       `json:"agreement"`
+		LostBytes  map[string]lostBytes `json:"lost_bytes"`
+	}
+	if err := json.Unmarshal(data, &j); err != nil {
+		return err
+	}
+	*t = MeasuredTraffic{Source: j.Source, Why: j.Why, Flows: j.Flows}
+	if j.SampleRate != nil {
+		t.SampleRate = *j.SampleRate
+	}
+	if a := j.Agreement; a != nil {
+		t.Agreement = Agreement{Flows: a.Flows, Agree: a.Agree, Unpredictable: a.Unpredictable, BytesAgreeShare: a.BytesAgreeShare}
+	}
+	names := slices.Sorted(maps.Keys(j.LostBytes))
+	for _, n := range names {
+		l := j.LostBytes[n]
+		t.Slaves = append(t.Slaves, MeasuredSlave{Slave: n, LostTxBytes: l.Tx, LostRxBytes: l.Rx})
+	}
+	for i := range t.Flows {
+		f := &t.Flows[i]
+		s := t.Slave(f.Slave)
+		if s == nil {
+			t.Slaves = append(t.Slaves, MeasuredSlave{Slave: f.Slave})
+			s = &t.Slaves[len(t.Slaves)-1]
+		}
+		if f.IsTx() {
+			s.TxFlows++
+			s.TxBps += f.Bps
+		} else {
+			s.RxFlows++
+			s.RxBps += f.Bps
+		}
+		t.recordedRates = t.recordedRates || f.HaveRate
+	}
+	return nil
+}
+
+// UnmarshalJSON reads one flow back.
+func (f *MeasuredFlow) UnmarshalJSON(data []byte) error {
+	var j flowJSON
+	if err := json.Unmarshal(data, &j); err != nil {
+		return err
+	}
+	*f = MeasuredFlow{Local: j.Local}
+	f.Slave = j.Slave
+	switch j.Direction {
+	case "tx":
+		f.Direction = flowmeter.Tx
+	case "rx":
+		f.Direction = flowmeter.Rx
+	default:
+		return fmt.Errorf("flow direction %q: want tx or rx", j.Direction)
+	}
+	if j.Src != nil {
+		f.Src = *j.Src
+	}
+	if j.Dst != nil {
+		f.Dst = *j.Dst
+	}
+	f.EtherType, f.Proto = etherTypeOf(j.Proto, f.Src)
+	f.SrcPort, f.DstPort, f.VLAN = j.SrcPort, j.DstPort, j.VLAN
+	f.SrcMAC, _ = parseMAC(j.SrcMAC)
+	f.DstMAC, _ = parseMAC(j.DstMAC)
+	f.Bytes, f.Packets = j.Bytes, j.Packets
+	if j.Bps != nil {
+		f.HaveRate, f.Bps = true, *j.Bps
+		if j.Pps != nil {
+			f.Pps = *j.Pps
+		}
+	}
+	f.Predicted = rxChoice
+	if f.IsTx() {
+		f.Predicted = bonding.Choice{Outcome: bonding.Unpredictable, Index: -1, Reason: "not recorded"}
+		if j.PredictedSlave != nil {
+			f.Predicted = bonding.Choice{Outcome: bonding.Hashed, Slave: *j.PredictedSlave, Index: -1}
+		}
+	}
+	return nil
+}
+
+// etherTypeOf inverts ProtoName: the ethertype and IP protocol a
+// recorded flow's "proto" stands for.
+func etherTypeOf(proto string, src netip.Addr) (uint16, uint8) {
+	switch proto {
+	case "arp":
+		return 0x0806, 0
+	case "lacp":
+		return 0x8809, 0
+	case "lldp":
+		return 0x88cc, 0
+	}
+	if strings.HasPrefix(proto, "0x") {
+		v, _ := strconv.ParseUint(proto[2:], 16, 16)
+		return uint16(v), 0
+	}
+	et := uint16(0x0800)
+	if src.Is6() {
+		et = 0x86DD
+	}
+	for p := range 256 {
+		if IPProtoName(uint8(p)) == proto {
+			return et, uint8(p)
+		}
+	}
+	return et, 0
+}
+
+func parseMAC(s string) ([6]byte, error) {
+	var m [6]byte
+	hw, err := net.ParseMAC(s)
+	if err != nil || len(hw) != 6 {
+		return m, fmt.Errorf("%q is not a MAC address", s)
+	}
+	copy(m[:], hw)
+	return m, nil
 }

@@ -310,6 +310,18 @@ func TestMeasuredSocketsOnlyAndJSON(t *testing.T) {
 	if a["proto"] != "arp" || a["src"] != nil || a["predicted_slave"] != nil || a["direction"] != "rx" {
 		t.Fatalf("arp flow JSON %v", a)
 	}
+	// A recording reads back to the same JSON.
+	var back MeasuredTraffic
+	if err := json.Unmarshal(out, &back); err != nil {
+		t.Fatal(err)
+	}
+	again, err := json.Marshal(&back)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(again) != string(out) {
+		t.Fatalf("round trip:\n%s\n%s", out, again)
+	}
 	if top := (&MeasuredTraffic{Flows: make([]MeasuredFlow, 5)}).Top(2); len(top.Flows) != 2 {
 		t.Fatalf("Top(2) kept %d flows", len(top.Flows))
 	}

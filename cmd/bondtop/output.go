@@ -37,7 +37,7 @@ func sampleAndPrint(src collector.Source, o options, n int, w io.Writer) error {
 			return err
 		}
 		if o.json {
-			if err := enc.Encode(snap); err != nil {
+			if err := enc.Encode(limitFlows(snap, o.top)); err != nil {
 				return err
 			}
 			continue
@@ -130,6 +130,7 @@ func printSnapshot(w io.Writer, snap *collector.Snapshot) error {
 			fmt.Fprintln(w)
 		}
 		printBond(w, &snap.Bonds[i])
+		printTraffic(w, &snap.Bonds[i], textTop)
 	}
 	for _, name := range snap.Missing {
 		fmt.Fprintf(w, "%s: gone\n", name)
