@@ -121,7 +121,7 @@ type options struct {
 	sinks []func(*collector.Snapshot)
 	// flows lists the host's sockets for the flow table (live only; the
 	// demo source lists its own); nil without one.
-	flows    collector.FlowReader
+	flows collector.FlowReader
 	// meter counts every flow on the slaves (live only; the demo
 	// simulates its own); meterWhy says why there is none.
 	meter       flowmeter.Meter
@@ -131,11 +131,11 @@ type options struct {
 	noEBPF      bool
 	interval    time.Duration
 	once        bool
-	count    int
-	json     bool
-	version  bool
-	bonds    []string
-	command  string // "" (watch) or "list"
+	count       int
+	json        bool
+	version     bool
+	bonds       []string
+	command     string // "" (watch) or "list"
 }
 
 func main() {
