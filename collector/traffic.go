@@ -46,6 +46,8 @@ type MeasuredTraffic struct {
 	// Slaves sums the flows per slave and direction, in enslave order.
 	Slaves    []MeasuredSlave
 	Agreement Agreement
+	// Kernel is the version the predictions follow.
+	Kernel bonding.KernelVersion
 	// MapEntries and MapSize are the meter's flow map fill (all bonds
 	// share one map).
 	MapEntries, MapSize int

@@ -222,7 +222,7 @@ func delta(prev flowCount, had bool, cur flowCount, firstSeen, prevAt time.Time)
 func (t *meterTracker) measure(bs *BondSample, b *bonding.Bond, k bonding.KernelVersion, r *flowmeter.Reading, idx []int32, at time.Time, seconds float64) *MeasuredTraffic {
 	mt := &MeasuredTraffic{
 		Source: string(r.Source), SampleRate: max(r.SampleRate, 1), Time: at, Seconds: seconds,
-		MapEntries: r.MapEntries, MapSize: r.MapSize,
+		MapEntries: r.MapEntries, MapSize: r.MapSize, Kernel: k,
 		Flows:  make([]MeasuredFlow, len(idx)),
 		Slaves: make([]MeasuredSlave, len(b.Slaves)),
 	}

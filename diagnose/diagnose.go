@@ -49,6 +49,8 @@ const (
 	IDDrops           = "link-drops"
 	IDRoundRobin      = "rr-reordering"
 	IDMinLinks        = "min-links"
+	IDHashCheck       = "hash-check"
+	IDSwitchHash      = "rx-switch-hash"
 )
 
 // DefaultWindow is the span trends and shares are judged over.
@@ -67,8 +69,9 @@ type Window struct {
 }
 
 type whatIfEntry struct {
-	table *collector.FlowTable
-	w     *WhatIfTable
+	table    *collector.FlowTable
+	measured *collector.MeasuredTraffic
+	w        *WhatIfTable
 }
 
 // NewWindow keeps span of history (DefaultWindow when zero).
@@ -94,21 +97,24 @@ func (w *Window) Fill(s *collector.Snapshot) {
 	for i := range s.Bonds {
 		b := &s.Bonds[i]
 		v := newView(w.snaps, b)
-		v.whatIf = w.cachedWhatIf(b)
+		v.whatIf = w.cachedWhatIf(b, v.mix)
 		b.Findings = v.analyze()
 	}
 }
 
-func (w *Window) cachedWhatIf(b *collector.BondSample) *WhatIfTable {
-	if b.Flows == nil {
+// cachedWhatIf is the what-if of b's mix: recomputed when the flow
+// table or the measured traffic changed (every sample with a meter; the
+// measured mix is bounded by maxMixFlows).
+func (w *Window) cachedWhatIf(b *collector.BondSample, mix *txMix) *WhatIfTable {
+	if mix == nil {
 		delete(w.whatIf, b.Name)
 		return nil
 	}
-	if e, ok := w.whatIf[b.Name]; ok && e.table == b.Flows {
+	if e, ok := w.whatIf[b.Name]; ok && e.table == b.Flows && e.measured == b.Measured {
 		return e.w
 	}
-	t := WhatIf(b)
-	w.whatIf[b.Name] = whatIfEntry{b.Flows, t}
+	t := whatIfOf(b, mix)
+	w.whatIf[b.Name] = whatIfEntry{b.Flows, b.Measured, t}
 	return t
 }
 
@@ -123,9 +129,7 @@ func Analyze(history []*collector.Snapshot) map[string][]Finding {
 	for i := range last.Bonds {
 		b := &last.Bonds[i]
 		v := newView(history, b)
-		if b.Flows != nil {
-			v.whatIf = WhatIf(b)
-		}
+		v.whatIf = whatIfOf(b, v.mix)
 		out[b.Name] = v.analyze()
 	}
 	return out
@@ -139,6 +143,7 @@ type view struct {
 	samples []sample
 	usable  []string
 	whatIf  *WhatIfTable
+	mix     *txMix // nil without flows
 }
 
 type sample struct {
@@ -157,6 +162,9 @@ func newView(history []*collector.Snapshot, b *collector.BondSample) *view {
 		v.host = history[len(history)-1].Host
 	}
 	v.usable, _ = bonding.UsableSlaves(bondOf(b))
+	if hashMode(b) {
+		v.mix = mixOf(b) // only the hashing modes' findings read it
+	}
 	return v
 }
 
@@ -164,7 +172,7 @@ func newView(history []*collector.Snapshot, b *collector.BondSample) *view {
 func (v *view) analyze() []Finding {
 	out := []Finding{}
 	for _, check := range []func() []Finding{
-		v.imbalance, v.flowFindings, v.lacp, v.links, v.counters, v.roundRobin, v.minLinks,
+		v.imbalance, v.flowFindings, v.hashCheck, v.switchHash, v.lacp, v.links, v.counters, v.roundRobin, v.minLinks,
 	} {
 		out = append(out, check()...)
 	}
