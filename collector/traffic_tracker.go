@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"encoding/binary"
 	"net"
 	"net/netip"
 	"os"
@@ -36,8 +37,8 @@ type meterTracker struct {
 	lastErr string
 
 	prevAt   time.Time
-	prev     map[flowmeter.Key]flowCount
-	spare    map[flowmeter.Key]flowCount // the map before prev, reused
+	prev     map[flowKey]flowCount
+	spare    map[flowKey]flowCount // the map before prev, reused
 	prevLost map[lostKey]flowCount
 
 	// local caches the socket set of each bond's flow table.
@@ -45,6 +46,35 @@ type meterTracker struct {
 }
 
 type flowCount struct{ bytes, packets uint64 }
+
+// flowKey is a flowmeter.Key packed without pointers: a map of a hundred
+// thousand of them is neither scanned by the garbage collector nor hashed
+// through netip.Addr's zone pointer.
+type flowKey [48]byte
+
+func keyOf(k *flowmeter.Key) flowKey {
+	var out flowKey
+	src, dst := k.Src.As16(), k.Dst.As16()
+	copy(out[0:16], src[:])
+	copy(out[16:32], dst[:])
+	binary.LittleEndian.PutUint32(out[32:], uint32(k.Ifindex))
+	binary.LittleEndian.PutUint16(out[36:], k.VLAN)
+	binary.LittleEndian.PutUint16(out[38:], k.EtherType)
+	binary.LittleEndian.PutUint16(out[40:], k.SrcPort)
+	binary.LittleEndian.PutUint16(out[42:], k.DstPort)
+	out[44] = k.Proto
+	out[45] = byte(k.Direction)
+	if k.Fragment {
+		out[46] = 1
+	}
+	if k.Src.Is4() {
+		out[47] |= 1 // an IPv4 address and its IPv4-mapped form are two keys
+	}
+	if k.Dst.Is4() {
+		out[47] |= 2
+	}
+	return out
+}
 
 type lostKey struct {
 	slave string
@@ -169,11 +199,11 @@ func (t *meterTracker) attach(now time.Time, snap *Snapshot, bonds []bonding.Bon
 	// stay allocated.
 	next := t.spare
 	if next == nil {
-		next = make(map[flowmeter.Key]flowCount, len(r.Flows))
+		next = make(map[flowKey]flowCount, len(r.Flows))
 	}
 	clear(next)
 	for i := range r.Flows {
-		next[r.Flows[i].Key] = flowCount{r.Flows[i].Bytes, r.Flows[i].Packets}
+		next[keyOf(&r.Flows[i].Key)] = flowCount{r.Flows[i].Bytes, r.Flows[i].Packets}
 	}
 	nextLost := make(map[lostKey]flowCount, len(r.Lost))
 	for _, l := range r.Lost {
@@ -239,7 +269,7 @@ func (t *meterTracker) measure(bs *BondSample, b *bonding.Bond, k bonding.Kernel
 	entries := make([]rankEntry, len(idx))
 	for n, i := range idx {
 		f := &r.Flows[i]
-		prev, had := t.prev[f.Key]
+		prev, had := t.prev[keyOf(&f.Key)]
 		d, ok := delta(prev, had, flowCount{f.Bytes, f.Packets}, f.FirstSeen, t.prevAt)
 		e := rankEntry{bytes: f.Bytes, i: i}
 		if ok && seconds > 0 {
