@@ -284,14 +284,11 @@ func (f MeasuredFlow) MarshalJSON() ([]byte, error) {
 	return json.Marshal(j)
 }
 
-// rankEntry is a flow of a reading (index i) with its rates, what the
-// ranking sorts: small, where a flow is a few hundred bytes.
+// rankEntry is a flow of a reading (index i) with its rate: what the
+// ranking sorts, 16 bytes where a flow is a few hundred.
 type rankEntry struct {
-	bps, pps float64
-	bytes    uint64 // cumulative
-	moved    uint64 // bytes in the interval
-	i        int32
-	haveRate bool
+	bps float64
+	i   int32
 }
 
 // rankFlows orders entries by bit rate, highest first; ties (idle flows,
@@ -299,13 +296,17 @@ type rankEntry struct {
 // one reading to the next.
 func rankFlows(entries []rankEntry, flows []flowmeter.Flow) {
 	slices.SortFunc(entries, func(a, b rankEntry) int {
-		if c := cmp.Compare(b.bps, a.bps); c != 0 {
+		if a.bps != b.bps {
+			if a.bps > b.bps {
+				return -1
+			}
+			return 1
+		}
+		fa, fb := &flows[a.i], &flows[b.i]
+		if c := cmp.Compare(fb.Bytes, fa.Bytes); c != 0 {
 			return c
 		}
-		if c := cmp.Compare(b.bytes, a.bytes); c != 0 {
-			return c
-		}
-		return compareKeys(&flows[a.i].Key, &flows[b.i].Key)
+		return compareKeys(&fa.Key, &fb.Key)
 	})
 }
 

@@ -376,3 +376,32 @@ func TestDemoMeter(t *testing.T) {
 		}
 	}
 }
+
+// TestMatchPreviousReading: each flow finds its entry of the previous
+// reading whatever the order, with flows new, gone and moved.
+func TestMatchPreviousReading(t *testing.T) {
+	flow := func(port uint16) flowmeter.Flow { return udpFlow("eth0", flowmeter.Tx, port, 0) }
+	tr := newMeterTracker(&fakeMeter{})
+	for _, p := range []uint16{1, 2, 3, 4, 5} {
+		f := flow(p)
+		tr.prev = append(tr.prev, prevFlow{f.Key, flowCount{uint64(p), 0}})
+	}
+	// 2 3 (9 new) 4 5 1 (moved to the end); the same, reversed.
+	for _, order := range [][]uint16{{2, 3, 9, 4, 5, 1}, {1, 5, 4, 9, 3, 2}} {
+		var flows []flowmeter.Flow
+		for _, p := range order {
+			flows = append(flows, flow(p))
+		}
+		tr.index = nil
+		got := tr.match(flows)
+		for i, p := range order {
+			want := int32(p) - 1
+			if p == 9 {
+				want = -1
+			}
+			if got[i] != want {
+				t.Fatalf("order %v: flow %d matched %d, want %d", order, p, got[i], want)
+			}
+		}
+	}
+}

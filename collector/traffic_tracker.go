@@ -37,8 +37,12 @@ type meterTracker struct {
 	lastErr string
 
 	prevAt   time.Time
-	prev     map[flowKey]flowCount
-	spare    map[flowKey]flowCount // the map before prev, reused
+	// prev is the previous reading's flows in its order, index (built
+	// only when needed) finds one by key, spare is the slice before prev,
+	// reused.
+	prev     []prevFlow
+	index    map[flowKey]int32
+	spare    []prevFlow
 	prevLost map[lostKey]flowCount
 
 	// local caches the socket set of each bond's flow table.
@@ -46,6 +50,18 @@ type meterTracker struct {
 }
 
 type flowCount struct{ bytes, packets uint64 }
+
+// flowRate is what a flow did in the interval.
+type flowRate struct {
+	ok    bool
+	moved uint64 // bytes
+	pps   float64
+}
+
+type prevFlow struct {
+	key flowmeter.Key
+	flowCount
+}
 
 // flowKey is a flowmeter.Key packed without pointers: a map of a hundred
 // thousand of them is neither scanned by the garbage collector nor hashed
@@ -170,6 +186,7 @@ func (t *meterTracker) attach(now time.Time, snap *Snapshot, bonds []bonding.Bon
 			owner[snap.Bonds[i].Slaves[j].Name] = i
 		}
 	}
+	prevOf := t.match(r.Flows)
 	perBond := make([][]int32, len(snap.Bonds))
 	for i := range r.Flows {
 		f := &r.Flows[i]
@@ -191,25 +208,20 @@ func (t *meterTracker) attach(now time.Time, snap *Snapshot, bonds []bonding.Bon
 		if b == nil {
 			continue
 		}
-		bs.Measured = t.measure(bs, b, k, &r, perBond[i], at, seconds)
+		bs.Measured = t.measure(bs, b, k, &r, prevOf, perBond[i], at, seconds)
 	}
 
-	// The next reading's baseline: every flow, every lost bucket.
-	// The map of two readings ago is cleared and refilled: its buckets
-	// stay allocated.
-	next := t.spare
-	if next == nil {
-		next = make(map[flowKey]flowCount, len(r.Flows))
-	}
-	clear(next)
+	// The next reading's baseline: every flow, every lost bucket. The
+	// slice of two readings ago is refilled.
+	next := t.spare[:0]
 	for i := range r.Flows {
-		next[keyOf(&r.Flows[i].Key)] = flowCount{r.Flows[i].Bytes, r.Flows[i].Packets}
+		next = append(next, prevFlow{r.Flows[i].Key, flowCount{r.Flows[i].Bytes, r.Flows[i].Packets}})
 	}
 	nextLost := make(map[lostKey]flowCount, len(r.Lost))
 	for _, l := range r.Lost {
 		nextLost[lostKey{t.lostSlave(&l), l.Direction}] = flowCount{l.Bytes, l.Packets}
 	}
-	t.spare = t.prev
+	t.spare, t.index = t.prev, nil
 	t.prev, t.prevLost, t.prevAt = next, nextLost, at
 	for name := range t.local {
 		if snap.Bond(name) == nil {
@@ -223,6 +235,39 @@ func (t *meterTracker) lostSlave(l *flowmeter.Lost) string {
 		return l.Slave
 	}
 	return t.names[l.Ifindex]
+}
+
+// match finds each flow of flows in the previous reading: its index
+// there, or -1. The meter lists its map in bucket order, which keeps the
+// flows that stay in the same order from one reading to the next; so
+// each flow is first compared with the one after the previous match, and
+// only a flow that is not there is looked up by key (the index is built
+// at the first such flow).
+func (t *meterTracker) match(flows []flowmeter.Flow) []int32 {
+	out := make([]int32, len(flows))
+	j := 0
+	for i := range flows {
+		k := &flows[i].Key
+		if j < len(t.prev) && t.prev[j].key == *k {
+			out[i] = int32(j)
+			j++
+			continue
+		}
+		if t.index == nil {
+			t.index = make(map[flowKey]int32, len(t.prev))
+			for n := range t.prev {
+				t.index[keyOf(&t.prev[n].key)] = int32(n)
+			}
+		}
+		p, ok := t.index[keyOf(k)]
+		if !ok {
+			out[i] = -1
+			continue
+		}
+		out[i] = p
+		j = int(p) + 1
+	}
+	return out
 }
 
 // delta is what a cumulative pair of counters did since the previous
@@ -248,8 +293,9 @@ func delta(prev flowCount, had bool, cur flowCount, firstSeen, prevAt time.Time)
 	return flowCount{cur.bytes - prev.bytes, cur.packets - prev.packets}, true
 }
 
-// measure builds one bond's MeasuredTraffic from the flows of r at idx.
-func (t *meterTracker) measure(bs *BondSample, b *bonding.Bond, k bonding.KernelVersion, r *flowmeter.Reading, idx []int32, at time.Time, seconds float64) *MeasuredTraffic {
+// measure builds one bond's MeasuredTraffic from the flows of r at idx;
+// prevOf gives each flow of r its place in t.prev.
+func (t *meterTracker) measure(bs *BondSample, b *bonding.Bond, k bonding.KernelVersion, r *flowmeter.Reading, prevOf, idx []int32, at time.Time, seconds float64) *MeasuredTraffic {
 	mt := &MeasuredTraffic{
 		Source: string(r.Source), SampleRate: max(r.SampleRate, 1), Time: at, Seconds: seconds,
 		MapEntries: r.MapEntries, MapSize: r.MapSize, Kernel: k,
@@ -267,22 +313,26 @@ func (t *meterTracker) measure(bs *BondSample, b *bonding.Bond, k bonding.Kernel
 	// Rates first, then the ranking, then each flow is built once in
 	// its place.
 	entries := make([]rankEntry, len(idx))
+	rates := make([]flowRate, len(r.Flows)) // by index in r, read after the ranking
 	for n, i := range idx {
 		f := &r.Flows[i]
-		prev, had := t.prev[keyOf(&f.Key)]
-		d, ok := delta(prev, had, flowCount{f.Bytes, f.Packets}, f.FirstSeen, t.prevAt)
-		e := rankEntry{bytes: f.Bytes, i: i}
-		if ok && seconds > 0 {
-			e.haveRate, e.moved = true, d.bytes
-			e.bps, e.pps = float64(d.bytes)*8/seconds, float64(d.packets)/seconds
+		var prev flowCount
+		if p := prevOf[i]; p >= 0 {
+			prev = t.prev[p].flowCount
 		}
-		entries[n] = e
+		d, ok := delta(prev, prevOf[i] >= 0, flowCount{f.Bytes, f.Packets}, f.FirstSeen, t.prevAt)
+		entries[n].i = i
+		if ok && seconds > 0 {
+			rates[i] = flowRate{ok: true, moved: d.bytes, pps: float64(d.packets) / seconds}
+			entries[n].bps = float64(d.bytes) * 8 / seconds
+		}
 	}
 	rankFlows(entries, r.Flows)
 	for n, e := range entries {
 		f := &mt.Flows[n]
 		f.Flow = r.Flows[e.i]
-		f.HaveRate, f.Bps, f.Pps = e.haveRate, e.bps, e.pps
+		rate := &rates[e.i]
+		f.HaveRate, f.Bps, f.Pps = rate.ok, e.bps, rate.pps
 		f.Local = len(local) > 0 && isLocal(local, &f.Flow)
 		s := &mt.Slaves[slaveIdx[f.Slave]]
 		if !f.IsTx() {
@@ -303,10 +353,10 @@ func (t *meterTracker) measure(bs *BondSample, b *bonding.Bond, k bonding.Kernel
 		// idle entry may predate a failover.
 		weight := float64(f.Bytes)
 		if mt.HaveRates() {
-			if !f.HaveRate || e.moved == 0 {
+			if !f.HaveRate || rate.moved == 0 {
 				continue
 			}
-			weight = float64(e.moved)
+			weight = float64(rate.moved)
 		}
 		a := &mt.Agreement
 		a.Flows++

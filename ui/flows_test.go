@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bondtop/bondtop/collector"
 	"github.com/gdamore/tcell/v2"
 )
 
@@ -123,4 +124,30 @@ func TestMeasuredDetailsAndStatus(t *testing.T) {
 	s.press("d")
 	mustContain(t, s.text(), "hash check: ")
 	mustContain(t, s.text(), "the switch hashes by sourc")
+}
+
+// BenchmarkMeasuredFlowsView100k is one redraw at 160x48 with the flows
+// view open over 100k measured flows (the view filters them and draws
+// the busiest 500 rows).
+func BenchmarkMeasuredFlowsView100k(b *testing.B) {
+	t := &testing.T{}
+	h, _ := demoHost(t, 3)
+	s := demoSim(t, h, 160, 48, false)
+	bs := s.d.model.Selected()
+	big := *bs.Measured
+	big.Flows = make([]collector.MeasuredFlow, 100_000)
+	for i := range big.Flows {
+		f := bs.Measured.Flows[i%len(bs.Measured.Flows)]
+		f.SrcPort = uint16(i)
+		f.Bps = float64(len(big.Flows) - i)
+		big.Flows[i] = f
+	}
+	bs.Measured = &big
+	s.press("f")
+	b.ReportAllocs()
+	cpu := cpuTime()
+	for b.Loop() {
+		s.draw()
+	}
+	b.ReportMetric(float64((cpuTime()-cpu).Nanoseconds())/float64(b.N), "cpu-ns/op")
 }
