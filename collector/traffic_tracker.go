@@ -36,7 +36,7 @@ type meterTracker struct {
 	names   map[int]string // ifindex -> slave, as synced
 	lastErr string
 
-	prevAt   time.Time
+	prevAt time.Time
 	// prev is the previous reading's flows in its order, index (built
 	// only when needed) finds one by key, spare is the slice before prev,
 	// reused.
