@@ -14,11 +14,15 @@ import (
 //
 //   - bond0: 802.3ad over four 10G slaves with the layer2 policy. Most of the
 //     traffic goes to one gateway, so one slave carries nearly all of it —
-//     the classic "4 x 10G moves 10G".
+//     the classic "4 x 10G moves 10G". Six VMs behind a bridge on the bond
+//     send and fetch through it too (forwarded traffic no socket of the
+//     host shows), and the switch hashes by source MAC, so everything the
+//     gateway sends arrives on one slave.
 //   - bond1: active-backup over two 1G slaves with a primary.
 //
 // Flows are placed on slaves by the kernel's own transmit hash
-// (bonding.Predictor), capped at the slave's speed, and about every 15 s
+// (bonding.Predictor), capped at the slave's speed, counted per slave by a
+// simulated flow meter (demo_meter.go), and about every 15 s
 // something happens (a slave loses link, a failover, the LACP partner
 // flaps), so every panel has something to show. The script repeats every
 // two minutes of simulated time.

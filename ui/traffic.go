@@ -281,6 +281,9 @@ func meterStatus(b *collector.BondSample) string {
 	if !m.Metered() {
 		return ""
 	}
+	if m.MapSize <= 0 {
+		return "meter " + m.Source // a recording: the map's fill is not in it
+	}
 	size := strconv.Itoa(m.MapSize)
 	if m.MapSize >= 1024 && m.MapSize%1024 == 0 {
 		size = strconv.Itoa(m.MapSize/1024) + "k"

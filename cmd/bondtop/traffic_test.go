@@ -12,6 +12,7 @@ import (
 	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/collector/flowmeter"
 	"github.com/bondtop/bondtop/diagnose"
+	"github.com/bondtop/bondtop/record"
 )
 
 // TestGoldenDemoTraffic: the "traffic" object of the demo's bond0 after
@@ -158,5 +159,22 @@ func TestStartMeterWithout(t *testing.T) {
 	}
 	if got.MaxFlows != 4096 || !got.NoEBPF {
 		t.Fatalf("Open got %+v, want MaxFlows 4096 and NoEBPF", got)
+	}
+}
+
+// TestRecordKeepsTopFlows: --record writes each bond's busiest --top
+// flows, and a replay reads them back into the snapshot.
+func TestRecordKeepsTopFlows(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "demo.rec")
+	if _, stderr, code := runBinary(t, "--demo", "--count", "2", "--interval", "200ms", "--top", "3", "--record", path); code != 0 {
+		t.Fatalf("record: exit %d: %s", code, stderr)
+	}
+	rec, err := record.Read(path)
+	if err != nil || len(rec.Entries) < 2 {
+		t.Fatalf("read: %v", err)
+	}
+	m := rec.Entries[len(rec.Entries)-1].Snapshot.Bond("bond0").Measured
+	if m == nil || m.Source != "ebpf" || len(m.Flows) != 3 || !m.HaveRates() || m.Flows[0].Bps < m.Flows[2].Bps {
+		t.Fatalf("replayed traffic: %+v", m)
 	}
 }
