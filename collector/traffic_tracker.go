@@ -321,7 +321,7 @@ func (t *meterTracker) measure(bs *BondSample, b *bonding.Bond, k bonding.Kernel
 			prev = t.prev[p].flowCount
 		}
 		d, ok := delta(prev, prevOf[i] >= 0, flowCount{f.Bytes, f.Packets}, f.FirstSeen, t.prevAt)
-		entries[n].i = i
+		entries[n].i, entries[n].bytes = i, f.Bytes
 		if ok && seconds > 0 {
 			rates[i] = flowRate{ok: true, moved: d.bytes, pps: float64(d.packets) / seconds}
 			entries[n].bps = float64(d.bytes) * 8 / seconds
