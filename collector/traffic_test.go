@@ -189,6 +189,19 @@ func TestMeasuredRatesAgreementAndGaps(t *testing.T) {
 		t.Fatalf("lost rx rate %v, want 4000 bit/s", got)
 	}
 
+	// The meter cannot be read: a warning once, the last traffic stays.
+	m.err = errors.New("batch lookup: bad file descriptor")
+	clk.Advance(time.Second)
+	snap := mustSample(t, s)
+	if snap.Bond("bond0").Measured != mt || len(snap.Warnings) != 1 || !strings.Contains(snap.Warnings[0], "batch lookup") {
+		t.Fatalf("read error: traffic %p (want %p), warnings %v", snap.Bond("bond0").Measured, mt, snap.Warnings)
+	}
+	clk.Advance(time.Second)
+	if snap := mustSample(t, s); len(snap.Warnings) != 0 {
+		t.Fatalf("the same error again: %v", snap.Warnings)
+	}
+	m.err = nil
+
 	// A slave leaves the bond: the meter is synced to the rest.
 	src.bond.Slaves = src.bond.Slaves[:1]
 	clk.Advance(time.Second)

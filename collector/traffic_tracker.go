@@ -47,6 +47,9 @@ type meterTracker struct {
 
 	// local caches the socket set of each bond's flow table.
 	local map[string]localSockets
+	// last is each bond's traffic of the last good reading, shown again
+	// while the meter cannot be read.
+	last map[string]*MeasuredTraffic
 }
 
 type flowCount struct{ bytes, packets uint64 }
@@ -109,7 +112,7 @@ type localSockets struct {
 }
 
 func newMeterTracker(m flowmeter.Meter) *meterTracker {
-	t := &meterTracker{meter: m, ifindex: hostIfindex, local: map[string]localSockets{}}
+	t := &meterTracker{meter: m, ifindex: hostIfindex, local: map[string]localSockets{}, last: map[string]*MeasuredTraffic{}}
 	if r, ok := m.(IfindexResolver); ok {
 		t.ifindex = r.Ifindex
 	}
@@ -166,6 +169,10 @@ func (t *meterTracker) attach(now time.Time, snap *Snapshot, bonds []bonding.Bon
 			t.lastErr = msg
 			snap.Warnings = append(snap.Warnings, msg)
 		}
+		// Keep showing the last reading rather than none.
+		for i := range snap.Bonds {
+			snap.Bonds[i].Measured = t.last[snap.Bonds[i].Name]
+		}
 		return
 	}
 	t.lastErr = ""
@@ -209,6 +216,12 @@ func (t *meterTracker) attach(now time.Time, snap *Snapshot, bonds []bonding.Bon
 			continue
 		}
 		bs.Measured = t.measure(bs, b, k, &r, prevOf, perBond[i], at, seconds)
+	}
+	clear(t.last)
+	for i := range snap.Bonds {
+		if m := snap.Bonds[i].Measured; m != nil {
+			t.last[snap.Bonds[i].Name] = m
+		}
 	}
 
 	// The next reading's baseline: every flow, every lost bucket. The
