@@ -418,3 +418,28 @@ func TestMatchPreviousReading(t *testing.T) {
 		}
 	}
 }
+
+// TestMeasuredPerSlaveFrames: LACPDUs leave on every slave, sent there by
+// the bond: unpredictable, never a disagreement.
+func TestMeasuredPerSlaveFrames(t *testing.T) {
+	src := &bondSource{bond: xorBond("eth0", "eth1")}
+	src.bond.Mode = new(bonding.Mode8023AD)
+	m := &fakeMeter{}
+	s, clk := newMeterSampler(src, m)
+	lacpdu := func(slave string, bytes uint64) flowmeter.Flow {
+		f := flowmeter.Flow{Slave: slave}
+		f.Ifindex, f.Direction, f.EtherType = 10+int(slave[3]-'0'), flowmeter.Tx, 0x8809
+		f.SrcMAC, f.DstMAC = hostMAC, [6]byte{0x01, 0x80, 0xc2, 0, 0, 0x02}
+		f.Bytes, f.Packets = bytes, bytes/124
+		return f
+	}
+	m.reading = flowmeter.Reading{Time: clk.now, Source: flowmeter.SourceEBPF, SampleRate: 1, Flows: []flowmeter.Flow{lacpdu("eth0", 124), lacpdu("eth1", 124)}}
+	mustSample(t, s)
+	clk.Advance(time.Second)
+	m.reading = flowmeter.Reading{Time: clk.now, Source: flowmeter.SourceEBPF, SampleRate: 1, Flows: []flowmeter.Flow{lacpdu("eth0", 248), lacpdu("eth1", 248)}}
+	mt := mustSample(t, s).Bond("bond0").Measured
+	a := mt.Agreement
+	if a.Flows != 2 || a.Unpredictable != 2 || a.Disagree() != 0 || mt.Flows[0].ProtoName() != "lacp" {
+		t.Fatalf("LACPDUs: agreement %+v, %s", a, mt.Flows[0].ProtoName())
+	}
+}

@@ -321,6 +321,7 @@ func (t *meterTracker) measure(bs *BondSample, b *bonding.Bond, k bonding.Kernel
 		slaveIdx[b.Slaves[i].Name] = i
 	}
 	pred, _ := bonding.NewPredictor(b, k)
+	arpMonitor := b.ARPIntervalMs != nil && *b.ARPIntervalMs > 0
 	local := t.localSet(bs)
 	var agreeBytes, predictableBytes float64
 	// Rates first, then the ranking, then each flow is built once in
@@ -356,9 +357,12 @@ func (t *meterTracker) measure(bs *BondSample, b *bonding.Bond, k bonding.Kernel
 		}
 		s.TxFlows++
 		s.TxBps += f.Bps
-		if pred == nil {
+		switch {
+		case pred == nil:
 			f.Predicted = bonding.Choice{Outcome: bonding.Unpredictable, Index: -1, Reason: "bonding mode or policy unknown"}
-		} else {
+		case perSlave(&f.Flow, arpMonitor):
+			f.Predicted = perSlaveChoice
+		default:
 			p := f.Packet()
 			f.Predicted = predict(pred, &p)
 		}
@@ -408,6 +412,31 @@ func (t *meterTracker) measure(bs *BondSample, b *bonding.Bond, k bonding.Kernel
 		}
 	}
 	return mt
+}
+
+// perSlaveChoice is the prediction of frames the transmit hash never
+// places: they are sent on each slave itself.
+var perSlaveChoice = bonding.Choice{Outcome: bonding.Unpredictable, Index: -1,
+	Reason: "sent on each slave by the bond or an agent bound to the slave (LACPDUs, LLDP, CDP, ARP monitor probes), not placed by the hash"}
+
+// perSlave reports whether a transmitted frame is one the bond or an
+// agent sends on a slave directly: slow protocols (LACP, marker) and
+// LLDP, frames to the IEEE link-local group 01:80:c2:00:00:0x or to
+// CDP's 01:00:0c:cc:cc:cc, and ARP when the ARP monitor probes on every
+// slave.
+func perSlave(f *flowmeter.Flow, arpMonitor bool) bool {
+	d := f.DstMAC
+	switch {
+	case f.EtherType == 0x8809 || f.EtherType == 0x88cc:
+		return true
+	case d[0] == 0x01 && d[1] == 0x80 && d[2] == 0xc2 && d[3] == 0 && d[4] == 0 && d[5] <= 0x0f:
+		return true
+	case d == [6]byte{0x01, 0x00, 0x0c, 0xcc, 0xcc, 0xcc}:
+		return true
+	case f.EtherType == 0x0806 && arpMonitor:
+		return true
+	}
+	return false
 }
 
 // rxChoice is the prediction of every received flow: none of ours.
