@@ -151,3 +151,17 @@ func BenchmarkMeasuredFlowsView100k(b *testing.B) {
 	}
 	b.ReportMetric(float64((cpuTime()-cpu).Nanoseconds())/float64(b.N), "cpu-ns/op")
 }
+
+// A sampled meter's figures are estimates, and say so wherever they show.
+func TestMeasuredSampledLabels(t *testing.T) {
+	h, _ := demoHost(t, 5)
+	s := demoSim(t, h, 160, 48, false)
+	bs := s.d.model.Selected()
+	sampled := *bs.Measured
+	sampled.Source, sampled.SampleRate = "sampled", 100
+	bs.Measured = &sampled
+	s.draw()
+	mustContain(t, s.text(), "meter 1:100 ")
+	s.press("f")
+	mustContain(t, s.text(), "sampled 1:100 (estimates)")
+}
