@@ -443,3 +443,37 @@ func TestMeasuredPerSlaveFrames(t *testing.T) {
 		t.Fatalf("LACPDUs: agreement %+v, %s", a, mt.Flows[0].ProtoName())
 	}
 }
+
+// A failed Sync is tried again at the next sample and said once.
+type flakyMeter struct {
+	fakeMeter
+	fails int
+}
+
+func (m *flakyMeter) Sync(s map[int]string) error {
+	m.syncs = append(m.syncs, maps.Clone(s))
+	if m.fails > 0 {
+		m.fails--
+		return errors.New("eth1: attach: device or resource busy")
+	}
+	return nil
+}
+
+func TestMeterSyncRetries(t *testing.T) {
+	src := &bondSource{bond: xorBond("eth0", "eth1")}
+	m := &flakyMeter{fails: 2}
+	s, clk := newMeterSampler(src, m)
+	var warned int
+	for range 4 {
+		snap := mustSample(t, s)
+		for _, w := range snap.Warnings {
+			if strings.Contains(w, "device or resource busy") {
+				warned++
+			}
+		}
+		clk.Advance(time.Second)
+	}
+	if len(m.syncs) != 3 || warned != 1 {
+		t.Fatalf("%d Sync calls (want 3: two failures, one success), warned %d times (want 1)", len(m.syncs), warned)
+	}
+}

@@ -32,9 +32,10 @@ type meterTracker struct {
 	meter   flowmeter.Meter
 	ifindex func(string) (int, error)
 
-	synced  string         // the slave set last handed to Sync
-	names   map[int]string // ifindex -> slave, as synced
-	lastErr string
+	synced  string         // the slave set Sync last accepted
+	names   map[int]string // ifindex -> slave, as last synced
+	syncErr string         // the last Sync error, said once
+	lastErr string         // the last Read error, said once
 
 	prevAt time.Time
 	// prev is the previous reading's flows in its order, index (built
@@ -128,7 +129,9 @@ func hostIfindex(name string) (int, error) {
 }
 
 // sync attaches the meter to exactly the slaves of bonds when they
-// changed since the last call; it returns what went wrong, if new.
+// changed since the last call. What went wrong (a slave without an
+// index, an attach that failed) is tried again at the next sample, and
+// returned once.
 func (t *meterTracker) sync(bonds []BondSample) []string {
 	var names []string
 	for i := range bonds {
@@ -138,24 +141,33 @@ func (t *meterTracker) sync(bonds []BondSample) []string {
 	}
 	slices.Sort(names)
 	key := strings.Join(names, " ")
-	if key == t.synced && t.names != nil {
+	if key == t.synced {
 		return nil
 	}
-	var warn []string
+	var problems []string
 	m := make(map[int]string, len(names))
 	for _, n := range names {
 		idx, err := t.ifindex(n)
 		if err != nil {
-			warn = append(warn, "flow meter: "+n+": "+err.Error())
+			problems = append(problems, n+": "+err.Error())
 			continue
 		}
 		m[idx] = n
 	}
+	t.names = m
 	if err := t.meter.Sync(m); err != nil {
-		warn = append(warn, "flow meter: "+err.Error())
+		problems = append(problems, err.Error())
 	}
-	t.synced, t.names = key, m
-	return warn
+	if len(problems) == 0 {
+		t.syncErr, t.synced = "", key
+		return nil
+	}
+	msg := "flow meter: " + strings.Join(problems, "; ")
+	if msg == t.syncErr {
+		return nil
+	}
+	t.syncErr = msg
+	return []string{msg}
 }
 
 // attach reads the meter and gives every bond of snap its measured
