@@ -397,7 +397,7 @@ func TestMatchPreviousReading(t *testing.T) {
 	tr := newMeterTracker(&fakeMeter{})
 	for _, p := range []uint16{1, 2, 3, 4, 5} {
 		f := flow(p)
-		tr.prev = append(tr.prev, prevFlow{f.Key, flowCount{uint64(p), 0}})
+		tr.prev = append(tr.prev, prevFlow{keyOf(&f.Key), flowCount{uint64(p), 0}})
 	}
 	// 2 3 (9 new) 4 5 1 (moved to the end); the same, reversed.
 	for _, order := range [][]uint16{{2, 3, 9, 4, 5, 1}, {1, 5, 4, 9, 3, 2}} {

@@ -62,8 +62,10 @@ type flowRate struct {
 	pps   float64
 }
 
+// prevFlow is a flow of the previous reading: packed key and counts,
+// free of pointers, so the collector neither scans nor barriers it.
 type prevFlow struct {
-	key flowmeter.Key
+	key flowKey
 	flowCount
 }
 
@@ -240,7 +242,7 @@ func (t *meterTracker) attach(now time.Time, snap *Snapshot, bonds []bonding.Bon
 	// slice of two readings ago is refilled.
 	next := t.spare[:0]
 	for i := range r.Flows {
-		next = append(next, prevFlow{r.Flows[i].Key, flowCount{r.Flows[i].Bytes, r.Flows[i].Packets}})
+		next = append(next, prevFlow{keyOf(&r.Flows[i].Key), flowCount{r.Flows[i].Bytes, r.Flows[i].Packets}})
 	}
 	nextLost := make(map[lostKey]flowCount, len(r.Lost))
 	for _, l := range r.Lost {
@@ -272,8 +274,8 @@ func (t *meterTracker) match(flows []flowmeter.Flow) []int32 {
 	out := make([]int32, len(flows))
 	j := 0
 	for i := range flows {
-		k := &flows[i].Key
-		if j < len(t.prev) && t.prev[j].key == *k {
+		k := keyOf(&flows[i].Key)
+		if j < len(t.prev) && t.prev[j].key == k {
 			out[i] = int32(j)
 			j++
 			continue
@@ -281,10 +283,10 @@ func (t *meterTracker) match(flows []flowmeter.Flow) []int32 {
 		if t.index == nil {
 			t.index = make(map[flowKey]int32, len(t.prev))
 			for n := range t.prev {
-				t.index[keyOf(&t.prev[n].key)] = int32(n)
+				t.index[t.prev[n].key] = int32(n)
 			}
 		}
-		p, ok := t.index[keyOf(k)]
+		p, ok := t.index[k]
 		if !ok {
 			out[i] = -1
 			continue
