@@ -336,6 +336,10 @@ func (t *meterTracker) measure(bs *BondSample, b *bonding.Bond, k bonding.Kernel
 	}
 	pred, _ := bonding.NewPredictor(b, k)
 	arpMonitor := b.ARPIntervalMs != nil && *b.ARPIntervalMs > 0
+	// balance-tlb hashes the frame, then rewrites its source MAC to the
+	// slave's own: the meter sees the rewritten one, a policy that reads
+	// it cannot be re-run on the frame.
+	tlbRewrite := pred != nil && pred.Mode == bonding.ModeTLB && pred.Policy != bonding.PolicyLayer34 && pred.Policy != bonding.PolicyEncap34
 	local := t.localSet(bs)
 	var agreeBytes, predictableBytes float64
 	// Rates first, then the ranking, then each flow is built once in
@@ -376,6 +380,8 @@ func (t *meterTracker) measure(bs *BondSample, b *bonding.Bond, k bonding.Kernel
 			f.Predicted = bonding.Choice{Outcome: bonding.Unpredictable, Index: -1, Reason: "bonding mode or policy unknown"}
 		case perSlave(&f.Flow, arpMonitor):
 			f.Predicted = perSlaveChoice
+		case tlbRewrite:
+			f.Predicted = tlbRewriteChoice
 		default:
 			p := f.Packet()
 			f.Predicted = predict(pred, &p)
@@ -452,6 +458,11 @@ func perSlave(f *flowmeter.Flow, arpMonitor bool) bool {
 	}
 	return false
 }
+
+// tlbRewriteChoice is the prediction of balance-tlb's frames under a
+// policy that reads the source MAC.
+var tlbRewriteChoice = bonding.Choice{Outcome: bonding.Unpredictable, Index: -1,
+	Reason: "balance-tlb rewrites the source MAC to the slave's own after hashing, and the policy hashes the original"}
 
 // rxChoice is the prediction of every received flow: none of ours.
 var rxChoice = bonding.Choice{Outcome: bonding.Unpredictable, Index: -1, Reason: "the switch (the link partner) picks the slave a frame arrives on"}
