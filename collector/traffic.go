@@ -56,9 +56,11 @@ type MeasuredTraffic struct {
 	recordedRates bool
 }
 
-// MeasuredFlow is one flow on one slave in one direction.
+// MeasuredFlow is one flow on one slave in one direction. Flow points
+// into the meter's reading, which the Sampler owns once Read returned it
+// and never changes after: a refresh copies no flow.
 type MeasuredFlow struct {
-	flowmeter.Flow
+	*flowmeter.Flow
 	// Bps and Pps are the rates over the traffic's Seconds; valid when
 	// HaveRate (not on the first reading, nor after a counter went back).
 	HaveRate bool
@@ -403,8 +405,7 @@ func (f *MeasuredFlow) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, &j); err != nil {
 		return err
 	}
-	*f = MeasuredFlow{Local: j.Local}
-	f.Slave = j.Slave
+	*f = MeasuredFlow{Flow: &flowmeter.Flow{Slave: j.Slave}, Local: j.Local}
 	switch j.Direction {
 	case "tx":
 		f.Direction = flowmeter.Tx

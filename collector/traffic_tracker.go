@@ -362,10 +362,10 @@ func (t *meterTracker) measure(bs *BondSample, b *bonding.Bond, k bonding.Kernel
 	rankFlows(entries, r.Flows)
 	for n, e := range entries {
 		f := &mt.Flows[n]
-		f.Flow = r.Flows[e.i]
+		f.Flow = &r.Flows[e.i]
 		rate := &rates[e.i]
 		f.HaveRate, f.Bps, f.Pps = rate.ok, e.bps, rate.pps
-		f.Local = len(local) > 0 && isLocal(local, &f.Flow)
+		f.Local = len(local) > 0 && isLocal(local, f.Flow)
 		s := &mt.Slaves[slaveIdx[f.Slave]]
 		if !f.IsTx() {
 			f.Predicted = rxChoice
@@ -378,7 +378,7 @@ func (t *meterTracker) measure(bs *BondSample, b *bonding.Bond, k bonding.Kernel
 		switch {
 		case pred == nil:
 			f.Predicted = bonding.Choice{Outcome: bonding.Unpredictable, Index: -1, Reason: "bonding mode or policy unknown"}
-		case perSlave(&f.Flow, arpMonitor):
+		case perSlave(f.Flow, arpMonitor):
 			f.Predicted = perSlaveChoice
 		case tlbRewrite:
 			f.Predicted = tlbRewriteChoice

@@ -16,7 +16,7 @@ var k612 = bonding.KernelVersion{Major: 6, Minor: 12}
 // flows get the slave the bond's hash predicts (bonding's own Predictor,
 // the judge) unless on is given.
 func meteredFlow(b *collector.BondSample, dir flowmeter.Direction, srcMAC, dstMAC [6]byte, src, dst string, sport uint16, bps float64, on string) collector.MeasuredFlow {
-	f := collector.MeasuredFlow{HaveRate: true, Bps: bps}
+	f := collector.MeasuredFlow{Flow: &flowmeter.Flow{}, HaveRate: true, Bps: bps}
 	f.Direction, f.EtherType, f.Proto = dir, 0x0800, bonding.ProtoTCP
 	f.Src, f.Dst = netip.MustParseAddr(src), netip.MustParseAddr(dst)
 	f.SrcPort, f.DstPort = sport, 443

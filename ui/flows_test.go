@@ -138,7 +138,9 @@ func BenchmarkMeasuredFlowsView100k(b *testing.B) {
 	big.Flows = make([]collector.MeasuredFlow, 100_000)
 	for i := range big.Flows {
 		f := bs.Measured.Flows[i%len(bs.Measured.Flows)]
-		f.SrcPort = uint16(i)
+		fl := *f.Flow
+		fl.SrcPort = uint16(i)
+		f.Flow = &fl
 		f.Bps = float64(len(big.Flows) - i)
 		big.Flows[i] = f
 	}
