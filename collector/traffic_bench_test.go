@@ -46,6 +46,7 @@ func (m *benchMeter) Close() error              { return nil }
 func (m *benchMeter) Ifindex(name string) (int, error) {
 	return 10 + int(name[3]-'0'), nil
 }
+
 // Read advances the counters in place and hands out the same slice. The
 // real meter fills a fresh slice per Read (its batch lookup, flowmeter's
 // benchmark); here the snapshots the benchmark drops would see the next
