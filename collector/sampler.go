@@ -44,7 +44,8 @@ type Options struct {
 	// Meter counts every flow on the followed bonds' slaves (the eBPF
 	// meter or its sampled fallback); when nil, the Source if it is a
 	// MeterSource (the demo). The Sampler syncs it to the slaves and reads
-	// it once per sample; the caller closes it.
+	// it once per sample; the caller closes it. Each Read must hand out a
+	// Reading.Flows of its own: the snapshots point into it.
 	Meter flowmeter.Meter
 	// MeterWhy says why there is no Meter (no privileges, --no-ebpf and
 	// no fallback): each bond's traffic then says "sockets" and this.
