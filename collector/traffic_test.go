@@ -477,3 +477,28 @@ func TestMeterSyncRetries(t *testing.T) {
 		t.Fatalf("%d Sync calls (want 3: two failures, one success), warned %d times (want 1)", len(m.syncs), warned)
 	}
 }
+
+// balance-tlb rewrites the source MAC after hashing: under layer2 its
+// frames are not re-hashed (no false disagreement); under layer3+4 they are.
+func TestMeasuredTLBRewrite(t *testing.T) {
+	for _, tc := range []struct {
+		policy      string
+		predictable bool
+	}{{"layer2", false}, {"layer3+4", true}} {
+		src := &bondSource{bond: xorBond("eth0", "eth1")}
+		src.bond.Mode, src.bond.XmitHashPolicy, src.bond.TLBDynamicLB = new(bonding.ModeTLB), new(tc.policy), new(0)
+		m := &fakeMeter{}
+		s, clk := newMeterSampler(src, m)
+		f := udpFlow("eth0", flowmeter.Tx, 40000, 1000)
+		f.SrcMAC = [6]byte{2, 0, 0, 0, 0, 0x77} // the slave's own, rewritten
+		m.reading = flowmeter.Reading{Time: clk.now, Source: flowmeter.SourceEBPF, SampleRate: 1, Flows: []flowmeter.Flow{f}}
+		mt := mustSample(t, s).Bond("bond0").Measured
+		if got := mt.Flows[0].PredictedSlave() != ""; got != tc.predictable {
+			t.Errorf("balance-tlb %s: predicted %q (%s), want predictable %v", tc.policy, mt.Flows[0].PredictedSlave(), mt.Flows[0].Predicted.Reason, tc.predictable)
+		}
+		// The first reading judges the cumulative bytes.
+		if a := mt.Agreement; a.Flows != 1 || tc.predictable != (a.BytesAgreeShare != nil) {
+			t.Errorf("balance-tlb %s: first reading's agreement %+v", tc.policy, a)
+		}
+	}
+}
