@@ -70,6 +70,10 @@ type MeasuredFlow struct {
 	Predicted bonding.Choice
 	// Local marks a flow of one of this host's sockets (in the FlowTable).
 	Local bool
+	// Forwarded marks a flow the host did not originate or terminate: a
+	// tx flow that entered on another interface (a VM's tap, a bridge or
+	// router port), an rx flow to the MAC such a flow came from.
+	Forwarded bool
 }
 
 // IsTx reports whether f is transmitted by its slave.

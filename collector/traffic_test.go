@@ -354,19 +354,25 @@ func TestDemoMeter(t *testing.T) {
 	if !mt.Metered() || !mt.HaveRates() {
 		t.Fatalf("demo traffic %+v", mt)
 	}
-	forwarded, gatewayRx := 0, map[string]bool{}
+	forwarded, forwardedRx, gatewayRx := 0, 0, map[string]bool{}
 	gateway := [6]byte{0x02, 0x00, 0x5e, 0x10, 0xfe, 0x01}
 	for i := range mt.Flows {
 		f := &mt.Flows[i]
-		if !f.Local && f.IsTx() {
+		if f.Local == f.Forwarded {
+			t.Fatalf("a demo flow is local or forwarded, not both or neither: %+v", f.Key)
+		}
+		if f.Forwarded && f.IsTx() {
 			forwarded++
+		}
+		if f.Forwarded && !f.IsTx() {
+			forwardedRx++
 		}
 		if !f.IsTx() && f.SrcMAC == gateway && f.Bps > 0 {
 			gatewayRx[f.Slave] = true
 		}
 	}
-	if forwarded < 5 {
-		t.Fatalf("%d forwarded tx flows, want the VMs' (6)", forwarded)
+	if forwarded < 5 || forwardedRx < 5 {
+		t.Fatalf("%d forwarded tx flows and %d rx, want the VMs' (6 each)", forwarded, forwardedRx)
 	}
 	if len(gatewayRx) != 1 {
 		t.Fatalf("the gateway's frames arrive on %v, want one slave (the switch hashes by source MAC)", gatewayRx)

@@ -360,12 +360,21 @@ func (t *meterTracker) measure(bs *BondSample, b *bonding.Bond, k bonding.Kernel
 		}
 	}
 	rankFlows(entries, r.Flows)
+	// The MACs forwarded tx flows come from (VMs, bridge ports): rx flows
+	// to them are forwarded too.
+	fwdMACs := map[[6]byte]bool{}
+	for _, i := range idx {
+		if f := &r.Flows[i]; f.Direction == flowmeter.Tx && f.IngressIfindex != 0 {
+			fwdMACs[f.SrcMAC] = true
+		}
+	}
 	for n, e := range entries {
 		f := &mt.Flows[n]
 		f.Flow = &r.Flows[e.i]
 		rate := &rates[e.i]
 		f.HaveRate, f.Bps, f.Pps = rate.ok, e.bps, rate.pps
 		f.Local = len(local) > 0 && isLocal(local, f.Flow)
+		f.Forwarded = !f.Local && (f.IsTx() && f.IngressIfindex != 0 || !f.IsTx() && fwdMACs[f.DstMAC])
 		s := &mt.Slaves[slaveIdx[f.Slave]]
 		if !f.IsTx() {
 			f.Predicted = rxChoice

@@ -219,12 +219,12 @@ func (d *dashboard) renderMeasured(b *collector.BondSample, width int) []line {
 		if f.Disagrees() {
 			mark, predSt = " ≠", th.bad
 		}
-		who := "fwd"
+		who := ""
 		switch {
 		case f.Local:
 			who = "local"
-		case !f.IsTx():
-			who = "" // arriving: for this host or forwarded, the frame does not say
+		case f.Forwarded:
+			who = "fwd"
 		}
 		row := line{
 			{padRight(f.Slave, slaveW), st},

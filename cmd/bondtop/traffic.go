@@ -115,9 +115,12 @@ func printTraffic(w io.Writer, b *collector.BondSample, top int) {
 				pred += " (differs)"
 			}
 		}
-		local := "no"
-		if f.Local {
+		local := "-"
+		switch {
+		case f.Local:
 			local = "yes"
+		case f.Forwarded:
+			local = "fwd"
 		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", f.Slave, f.Direction, f.ProtoName(),
 			endpoint(f.Src.String(), f.SrcPort, f.Src.IsValid()), endpoint(f.Dst.String(), f.DstPort, f.Dst.IsValid()),
