@@ -1,0 +1,155 @@
+//go:build linux && flowmeter_open
+
+// The build constraint falls with the flow meter's merge (flowmeter.Open
+// and this file's helpers, newMeterLab and udp, come with it).
+
+package guest
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bondtop/bondtop/bonding"
+	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/collector/flowmeter"
+	"github.com/bondtop/bondtop/diagnose"
+)
+
+// TestFlowView: bondtop's collector over the real flow meter, as
+// cmd/bondtop wires it (live source, socket table, meter, analyzer), on a
+// balance-xor layer3+4 bond whose host routes a "VM" and runs TCP streams
+// of its own. Every tx flow must be on its predicted slave (the hash check
+// all agreeing, no finding), the host's streams marked local, the VM's
+// marked forwarded, and each slave's summed flow rates within 5% of its
+// counters' rates, both directions.
+func TestFlowView(t *testing.T) {
+	const streams, firstPort = 4, 45000
+	l := newMeterLab(t, 140, 3, BondSpec{Mode: "balance-xor", XmitHashPolicy: "layer3+4"}, true)
+	p := l.p
+	m, err := flowmeter.Open(flowmeter.Options{})
+	if err != nil {
+		t.Fatalf("flowmeter.Open: %v", err)
+	}
+	t.Cleanup(func() { m.Close() })
+	src, err := collector.NewLiveSource()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { src.Close() })
+	lf, err := collector.NewLiveFlows()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lf.Close() })
+	s := collector.NewSampler(src, collector.Options{Interval: time.Second, Bonds: []string{p.Bond}, History: time.Minute,
+		Flows: lf, FlowInterval: 100 * time.Millisecond, Meter: m, Analyze: diagnose.NewWindow(0).Fill})
+	sample := func() *collector.BondSample {
+		snap, err := s.Sample()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return BondIn(t, snap, p.Bond)
+	}
+	sample()
+
+	StartTCP(t, p.Peer, p.Local, p.Remote, streams, firstPort)
+	time.Sleep(time.Second) // past slow start
+	sample()
+	for w := range 2 {
+		udp(t, l.vm, l.vmIP, l.peerIP, 24, 20, 600, 30000+100*w)
+		udp(t, p.Peer, l.peerIP, l.vmIP, 24, 20, 600, 31000+100*w)
+		time.Sleep(time.Second)
+		b := sample()
+		mt := b.Measured
+		if mt == nil || mt.Source != "ebpf" || !mt.HaveRates() {
+			t.Fatalf("window %d: traffic %+v, want ebpf with rates", w+1, mt)
+		}
+		a := mt.Agreement
+		t.Logf("window %d: %d flows, hash check %d of %d (%d unpredictable), share %v", w+1, len(mt.Flows), a.Agree, a.Flows, a.Unpredictable, a.BytesAgreeShare)
+		if a.Flows == 0 || a.Disagree() != 0 || a.BytesAgreeShare == nil || *a.BytesAgreeShare < 0.999 {
+			for _, f := range mt.Flows {
+				if f.Disagrees() {
+					t.Errorf("%s %v:%d -> %v:%d on %s, predicted %s", f.ProtoName(), f.Src, f.SrcPort, f.Dst, f.DstPort, f.Slave, f.PredictedSlave())
+				}
+			}
+			t.Errorf("window %d: hash check %+v", w+1, a)
+		}
+		for _, f := range b.Findings {
+			if f.ID == diagnose.IDHashCheck {
+				t.Errorf("finding %s: %s", f.ID, f.Message)
+			}
+		}
+		checkMarks(t, l, mt, streams, firstPort)
+		worst := 0.0
+		for _, sl := range b.Slaves {
+			ms := mt.Slave(sl.Name)
+			if ms == nil || sl.TxBps == nil || sl.RxBps == nil {
+				t.Fatalf("%s: no measured sums or counter rates", sl.Name)
+			}
+			for _, d := range []struct {
+				dir               string
+				counted, measured float64
+			}{{"tx", *sl.TxBps, ms.TxBps + ms.LostTxBps}, {"rx", *sl.RxBps, ms.RxBps + ms.LostRxBps}} {
+				diff := math.Abs(d.counted - d.measured)
+				if d.counted > 0 {
+					worst = max(worst, diff/d.counted)
+				}
+				if diff > 0.05*d.counted+100e3 {
+					t.Errorf("window %d, %s %s: the flows sum to %.0f bit/s, the counters %.0f", w+1, sl.Name, d.dir, d.measured, d.counted)
+				}
+			}
+		}
+		Measure(t, fmt.Sprintf("flowview_slave_sum_error[window=%d]", w+1), 100*worst, "%")
+		out, err := json.Marshal(b)
+		if err != nil || !strings.Contains(string(out), `"traffic":{"source":"ebpf","sample_rate":1,"flows":[{`) {
+			t.Errorf("JSON: %v, %.300s", err, out)
+		}
+	}
+}
+
+// checkMarks: the host's streams (source ports firstPort...) are local,
+// with their rx side; the VM's datagrams forwarded; each stream's tx flow
+// on the slave bonding's predictor gives.
+func checkMarks(t *testing.T, l *meterLab, mt *collector.MeasuredTraffic, streams, firstPort int) {
+	t.Helper()
+	pred, err := bonding.NewPredictor(bondWhenUsable(t, l.p.Bond, len(l.p.Slaves)), l.k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	local := netip.MustParseAddr(l.p.Local.String())
+	vm := netip.MustParseAddr(l.vmIP.String())
+	seen := map[string]int{}
+	for i := range mt.Flows {
+		f := &mt.Flows[i]
+		switch {
+		case f.IsTx() && f.Src == local && int(f.SrcPort) >= firstPort && int(f.SrcPort) < firstPort+streams:
+			seen["local tx"]++
+			if !f.Local || f.Forwarded {
+				t.Errorf("stream from port %d: local %v, forwarded %v", f.SrcPort, f.Local, f.Forwarded)
+			}
+			pk := f.Packet()
+			want, err := pred.Predict(&pk)
+			if err != nil || want.Slave != f.Slave {
+				t.Errorf("stream from port %d on %s, bonding's predictor says %s (%v)", f.SrcPort, f.Slave, want.Slave, err)
+			}
+		case !f.IsTx() && f.Dst == local && int(f.DstPort) >= firstPort && int(f.DstPort) < firstPort+streams:
+			seen["local rx"]++
+			if !f.Local {
+				t.Errorf("acks of the stream to port %d not marked local", f.DstPort)
+			}
+		case f.IsTx() && f.Src == vm && f.Proto == bonding.ProtoUDP:
+			seen["vm tx"]++
+			if f.Local || !f.Forwarded {
+				t.Errorf("the VM's flow from port %d: local %v, forwarded %v", f.SrcPort, f.Local, f.Forwarded)
+			}
+		}
+	}
+	if seen["local tx"] != streams || seen["local rx"] == 0 || seen["vm tx"] == 0 {
+		t.Errorf("flows seen: %v, want %d local tx, local rx and the VM's tx", seen, streams)
+	}
+}
