@@ -77,11 +77,11 @@ func benchMeasured(b *testing.B, n int, shuffled bool) {
 	}
 	bonds := []bonding.Bond{bond}
 	k := bonding.KernelVersion{Major: 6, Minor: 12}
-	tr.attach(time.Unix(0, 0), snap, bonds, k)
+	tr.attach(time.Unix(0, 0), snap, bonds, k, tr.read(snap))
 	b.ReportAllocs()
 	cpu := processCPU()
 	for b.Loop() {
-		tr.attach(time.Unix(0, 0), snap, bonds, k)
+		tr.attach(time.Unix(0, 0), snap, bonds, k, tr.read(snap))
 	}
 	// CPU time beside wall time: on a shared machine waiting for a core
 	// is not the refresh's cost.

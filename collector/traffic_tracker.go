@@ -172,12 +172,26 @@ func (t *meterTracker) sync(bonds []BondSample) []string {
 	return []string{msg}
 }
 
-// attach reads the meter and gives every bond of snap its measured
-// traffic; bonds are the source's readings (for the predictions), k the
-// kernel the hash is computed for.
-func (t *meterTracker) attach(now time.Time, snap *Snapshot, bonds []bonding.Bond, k bonding.KernelVersion) {
+// meterRead is one reading of the meter and how it went.
+type meterRead struct {
+	r   flowmeter.Reading
+	err error
+}
+
+// read syncs the meter to snap's bonds and reads it. The Sampler calls it
+// at once after the source's read, so the counters and the flows cover
+// the same interval (the socket dump in between takes milliseconds).
+func (t *meterTracker) read(snap *Snapshot) meterRead {
 	snap.Warnings = append(snap.Warnings, t.sync(snap.Bonds)...)
 	r, err := t.meter.Read()
+	return meterRead{r, err}
+}
+
+// attach gives every bond of snap its measured traffic from mr; bonds are
+// the source's readings (for the predictions), k the kernel the hash is
+// computed for.
+func (t *meterTracker) attach(now time.Time, snap *Snapshot, bonds []bonding.Bond, k bonding.KernelVersion, mr meterRead) {
+	r, err := mr.r, mr.err
 	if err != nil {
 		if msg := "flow meter: " + err.Error(); msg != t.lastErr {
 			t.lastErr = msg
@@ -525,9 +539,9 @@ func runningKernel() bonding.KernelVersion {
 }
 
 // measure gives every bond of snap its measured traffic: the meter's
-// flows, or "sockets" and why when there is no meter but a reason was
-// given.
-func (s *Sampler) measure(now time.Time, snap *Snapshot, bonds []bonding.Bond) {
+// flows (mr, read by readMeter), or "sockets" and why when there is no
+// meter but a reason was given.
+func (s *Sampler) measure(now time.Time, snap *Snapshot, bonds []bonding.Bond, mr meterRead) {
 	if s.meter == nil {
 		if s.opts.MeterWhy == "" {
 			return
@@ -538,7 +552,7 @@ func (s *Sampler) measure(now time.Time, snap *Snapshot, bonds []bonding.Bond) {
 		}
 		return
 	}
-	s.meter.attach(now, snap, bonds, s.hashKernel())
+	s.meter.attach(now, snap, bonds, s.hashKernel(), mr)
 }
 
 // hashKernel is the kernel version the predictions follow: the flow

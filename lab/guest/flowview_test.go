@@ -26,7 +26,9 @@ import (
 // of its own. Every tx flow must be on its predicted slave (the hash check
 // all agreeing, no finding), the host's streams marked local, the VM's
 // marked forwarded, and each slave's summed flow rates within 5% of its
-// counters' rates, both directions.
+// counters' rates, both directions (measured: 2-6% over 1 s windows in
+// the emulated VM, where the live source's read takes tens of
+// milliseconds between the counters' dump and its time stamp).
 func TestFlowView(t *testing.T) {
 	const streams, firstPort = 4, 45000
 	l := newMeterLab(t, 140, 3, BondSpec{Mode: "balance-xor", XmitHashPolicy: "layer3+4"}, true)
@@ -63,14 +65,21 @@ func TestFlowView(t *testing.T) {
 	for w := range 2 {
 		udp(t, l.vm, l.vmIP, l.peerIP, 24, 20, 600, 30000+100*w)
 		udp(t, p.Peer, l.peerIP, l.vmIP, 24, 20, 600, 31000+100*w)
-		time.Sleep(time.Second)
+		// Two seconds: the counters' time stamp is taken after the live
+		// source's whole read, tens of milliseconds in the emulated VM,
+		// which longer windows dilute.
+		time.Sleep(2 * time.Second)
 		b := sample()
 		mt := b.Measured
 		if mt == nil || mt.Source != "ebpf" || !mt.HaveRates() {
 			t.Fatalf("window %d: traffic %+v, want ebpf with rates", w+1, mt)
 		}
 		a := mt.Agreement
-		t.Logf("window %d: %d flows, hash check %d of %d (%d unpredictable), share %v", w+1, len(mt.Flows), a.Agree, a.Flows, a.Unpredictable, a.BytesAgreeShare)
+		share := -1.0
+		if a.BytesAgreeShare != nil {
+			share = *a.BytesAgreeShare
+		}
+		t.Logf("window %d: %d flows, hash check %d of %d (%d unpredictable), bytes share %.4f", w+1, len(mt.Flows), a.Agree, a.Flows, a.Unpredictable, share)
 		if a.Flows == 0 || a.Disagree() != 0 || a.BytesAgreeShare == nil || *a.BytesAgreeShare < 0.999 {
 			for _, f := range mt.Flows {
 				if f.Disagrees() {
@@ -96,6 +105,7 @@ func TestFlowView(t *testing.T) {
 				counted, measured float64
 			}{{"tx", *sl.TxBps, ms.TxBps + ms.LostTxBps}, {"rx", *sl.RxBps, ms.RxBps + ms.LostRxBps}} {
 				diff := math.Abs(d.counted - d.measured)
+				t.Logf("window %d, %s %s: flows %.0f bit/s, counters %.0f", w+1, sl.Name, d.dir, d.measured, d.counted)
 				if d.counted > 0 {
 					worst = max(worst, diff/d.counted)
 				}
