@@ -83,10 +83,10 @@ func flowName(f *collector.MeasuredFlow) string {
 
 // rxGroup is the flows arriving from one source MAC.
 type rxGroup struct {
-	mac    [6]byte
-	bps    float64
-	flows  int
-	slaves map[string]float64
+	mac     [6]byte
+	bps     float64
+	slaves  map[string]float64
+	onSlave map[string]int // flows per slave
 	// What differs between the group's flows: destination MACs (VMs
 	// behind a bridge), address pairs, ports.
 	dstMACs map[[6]byte]bool
@@ -112,18 +112,20 @@ func (v *view) switchHash() []Finding {
 	total := 0.0
 	for i := range m.Flows {
 		f := &m.Flows[i]
-		if f.IsTx() || f.Bps <= 0 {
+		// Multicast and broadcast frames are flooded or hashed apart
+		// from the partner's unicast: they say nothing of its hash.
+		if f.IsTx() || f.Bps <= 0 || f.DstMAC[0]&1 != 0 {
 			continue
 		}
 		g := groups[f.SrcMAC]
 		if g == nil {
-			g = &rxGroup{mac: f.SrcMAC, slaves: map[string]float64{}, dstMACs: map[[6]byte]bool{},
+			g = &rxGroup{mac: f.SrcMAC, slaves: map[string]float64{}, onSlave: map[string]int{}, dstMACs: map[[6]byte]bool{},
 				addrs: map[[2]netip.Addr]bool{}, ports: map[[2]uint16]bool{}}
 			groups[f.SrcMAC] = g
 		}
 		g.bps += f.Bps
-		g.flows++
 		g.slaves[f.Slave] += f.Bps
+		g.onSlave[f.Slave]++
 		g.dstMACs[f.DstMAC] = true
 		g.addrs[[2]netip.Addr{f.Src, f.Dst}] = true
 		g.ports[[2]uint16{f.SrcPort, f.DstPort}] = true
@@ -151,7 +153,9 @@ func (v *view) switchHash() []Finding {
 			top = g
 		}
 	}
-	if top == nil || top.flows < 2 || len(top.slaves) != 1 {
+	// Nearly all of that source's traffic on the one slave (a stray
+	// frame elsewhere, such as an ARP reply, does not change the verdict).
+	if top == nil || top.onSlave[busiest] < 2 || top.slaves[busiest] < 0.95*top.bps {
 		return nil
 	}
 	var by, differ string
@@ -166,10 +170,10 @@ func (v *view) switchHash() []Finding {
 		return nil
 	}
 	f := Finding{ID: IDSwitchHash, Severity: Warning, Slaves: []string{busiest}}
-	f.Message = fmt.Sprintf("rx: all %d flows from %s (%s of received traffic) arrive on %s: the switch hashes by %s", top.flows, macString(top.mac), pct(top.bps/total), busiest, by)
+	f.Message = fmt.Sprintf("rx: %d flows from %s (%s of received traffic) all arrive on %s: the switch hashes by %s", top.onSlave[busiest], macString(top.mac), pct(top.bps/total), busiest, by)
 	var d strings.Builder
 	fmt.Fprintf(&d, "The switch (the link partner) picks the slave for every frame it sends to this host, and the flow meter saw %d flows from %s arrive, %s, all on %s (%s), while %s carries %s of what arrives.",
-		top.flows, macString(top.mac), differ, busiest, units.Bits(top.bps), busiest, pct(share))
+		top.onSlave[busiest], macString(top.mac), differ, busiest, units.Bits(top.slaves[busiest]), busiest, pct(share))
 	d.WriteString(" Frames from one router or gateway all carry its MAC as source, so a switch that hashes by MAC sends everything routed to this host down one link.")
 	d.WriteString(" To change, on the switch's port channel: hash by addresses and ports (Cisco IOS: port-channel load-balance src-dst-mixed-ip-port; NX-OS: port-channel load-balance src-dst ip-l4port; Juniper: forwarding-options hash-key family inet layer-3 layer-4; Arista: port-channel load-balance trident fields ip/l4; a Linux bond as partner: xmit_hash_policy layer3+4). The bond on this host cannot change it.")
 	f.Detail = d.String()

@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 
@@ -110,6 +111,13 @@ func TestSwitchHash(t *testing.T) {
 	}
 	t.Log(f.Message)
 
+	// Multicast from the gateway elsewhere, and a trickle: still the
+	// finding.
+	mc := meteredFlow(&b, flowmeter.Rx, gwMAC, [6]byte{0x33, 0x33, 0, 0, 0, 1}, "10.9.0.1", "10.0.1.1", 5353, 100e6, "eth0")
+	trickle := meteredFlow(&b, flowmeter.Rx, gwMAC, bondMAC, "10.9.0.1", "10.0.0.1", 53, 1e3, "eth0")
+	if f := find(analyzeOne(withMeasured(b, append(slices.Clone(flows), mc, trickle)...)), IDSwitchHash); f == nil {
+		t.Fatal("multicast and a trickle elsewhere hide the finding")
+	}
 	// The same source spread over both slaves: the switch hashes more
 	// than the MAC, no finding.
 	flows[0].Slave = "eth0"
