@@ -14,11 +14,15 @@ import (
 //
 //   - bond0: 802.3ad over four 10G slaves with the layer2 policy. Most of the
 //     traffic goes to one gateway, so one slave carries nearly all of it —
-//     the classic "4 x 10G moves 10G".
+//     the classic "4 x 10G moves 10G". Six VMs behind a bridge on the bond
+//     send and fetch through it too (forwarded traffic no socket of the
+//     host shows), and the switch hashes by source MAC, so everything the
+//     gateway sends arrives on one slave.
 //   - bond1: active-backup over two 1G slaves with a primary.
 //
 // Flows are placed on slaves by the kernel's own transmit hash
-// (bonding.Predictor), capped at the slave's speed, and about every 15 s
+// (bonding.Predictor), capped at the slave's speed, counted per slave by a
+// simulated flow meter (demo_meter.go), and about every 15 s
 // something happens (a slave loses link, a failover, the LACP partner
 // flaps), so every panel has something to show. The script repeats every
 // two minutes of simulated time.
@@ -53,6 +57,12 @@ type simBond struct {
 	partnerLost map[string]bool // LACP partner defaulted on that slave
 	churned     map[string]int
 	partnerMAC  [6]byte
+	// switchHash places the frames the switch sends to the bond on a
+	// slave (index into usable); nil: the bond's own hash over the
+	// reversed frame stands in.
+	switchHash func(f *bonding.Flow, usable int) int
+	// now is the simulated time of the current advance.
+	now time.Time
 }
 
 // simFlow is a stream of packets in both directions.
@@ -64,6 +74,13 @@ type simFlow struct {
 	sent, received float64
 	// stream is set for a test stream of the load panel (demo_load.go).
 	stream *demoStream
+	// forwarded marks traffic of a VM behind the bond's bridge: no socket
+	// of this host, seen only by the flow meter. ingress is its tap.
+	forwarded bool
+	ingress   int
+	// metered counts the flow's frames per slave and direction for the
+	// simulated flow meter (demo_meter.go).
+	metered map[meterSlot]*meterCount
 }
 
 // NewDemoSource starts the simulation at clock's now. Pass time.Now for a
@@ -122,6 +139,21 @@ func demoLACPBond() *simBond {
 			txBps: 0.9e9, rxBps: 0.12e9, pktBytes: 1400,
 		})
 	}
+	// VMs behind a bridge on the bond: their own MACs and addresses,
+	// forwarded traffic no socket of this host shows. They fetch from
+	// the gateway's side, which sends much more than they do.
+	for i := range 6 {
+		vm := [6]byte{0x52, 0x54, 0x00, 0x7e, 0x00, byte(0x11 + i)}
+		b.flows = append(b.flows, simFlow{
+			flow: bonding.Flow{SrcMAC: vm, DstMAC: gateway, Src: netip.AddrFrom4([4]byte{10, 20, 1, byte(31 + i)}), Dst: netip.AddrFrom4([4]byte{10, 40, 0, byte(7 + i)}),
+				Proto: bonding.ProtoTCP, SrcPort: uint16(51200 + 7*i), DstPort: 443},
+			txBps: 0.15e9 + 0.05e9*float64(i), rxBps: 0.8e9, pktBytes: 1400, forwarded: true, ingress: 101 + i,
+		})
+	}
+	// The switch's port channel hashes by source MAC (a common default):
+	// every frame from the gateway arrives on one slave, whatever its
+	// addresses, ports or destination VM.
+	b.switchHash = func(f *bonding.Flow, usable int) int { return int(f.SrcMAC[5]) % usable }
 	// Peers on the same subnet, each its own MAC.
 	for i, last := range []byte{0x21, 0x22, 0x23, 0x24, 0x25} {
 		b.flows = append(b.flows, simFlow{
@@ -196,6 +228,7 @@ func (d *DemoSource) Read() (Reading, error) {
 	for _, sb := range d.bonds {
 		d.expireLoads(sb)
 		b := sb.state()
+		sb.now = now
 		if dt > 0 {
 			sb.advance(&b, d.kernel, dt)
 			recordLoads(sb)
@@ -314,7 +347,10 @@ func (sb *simBond) advance(b *bonding.Bond, k bonding.KernelVersion, dt float64)
 		back.SrcMAC, back.DstMAC = f.flow.DstMAC, f.flow.SrcMAC
 		back.Src, back.Dst = f.flow.Dst, f.flow.Src
 		back.SrcPort, back.DstPort = f.flow.DstPort, f.flow.SrcPort
-		if c, err := pred.Predict(&back); err == nil && c.Slave != "" {
+		if sb.switchHash != nil && len(pred.Usable) > 0 && sb.mode == bonding.Mode8023AD {
+			ingress[i] = index[pred.Usable[sb.switchHash(&back, len(pred.Usable))]]
+			offeredRx[ingress[i]] += f.rxBps
+		} else if c, err := pred.Predict(&back); err == nil && c.Slave != "" {
 			ingress[i] = index[c.Slave]
 			offeredRx[ingress[i]] += f.rxBps
 		}
@@ -338,6 +374,7 @@ func (sb *simBond) advance(b *bonding.Bond, k bonding.KernelVersion, dt float64)
 			c[bonding.TxPackets] += bytes / f.pktBytes
 			bondC[bonding.TxBytes] += bytes
 			bondC[bonding.TxPackets] += bytes / f.pktBytes
+			sb.meter(f, e, false, bytes)
 		}
 		if in := ingress[i]; in >= 0 {
 			bytes := f.rxBps * scale(offeredRx[in], in) * dt / 8
@@ -347,6 +384,7 @@ func (sb *simBond) advance(b *bonding.Bond, k bonding.KernelVersion, dt float64)
 			c[bonding.RxPackets] += bytes / f.pktBytes
 			bondC[bonding.RxBytes] += bytes
 			bondC[bonding.RxPackets] += bytes / f.pktBytes
+			sb.meter(f, in, true, bytes)
 		}
 	}
 	// Background: multicast and LACPDUs reach every slave that has link,

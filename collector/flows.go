@@ -207,11 +207,7 @@ func buildFlowTable(b *bonding.Bond, k bonding.KernelVersion, at time.Time, seco
 				Reason: "the next hop's MAC is not in the neighbour table yet, and " + pred.Policy.String() + " hashes it"}
 		default:
 			p := f.Packet()
-			c, err := pred.Predict(&p)
-			if err != nil {
-				c = bonding.Choice{Outcome: bonding.Unpredictable, Index: -1, Reason: err.Error()}
-			}
-			f.Choice = c
+			f.Choice = predict(pred, &p)
 		}
 		switch f.Choice.Outcome {
 		case bonding.Unpredictable:
@@ -241,4 +237,14 @@ func (s *SlaveFlows) add(f *Flow) {
 		s.TxBps += f.TxBps
 		s.RxBps += f.RxBps
 	}
+}
+
+// predict is pred's choice for p, a packet the hash rejects (addresses
+// missing) counting as unpredictable with the reason.
+func predict(pred *bonding.Predictor, p *bonding.Flow) bonding.Choice {
+	c, err := pred.Predict(p)
+	if err != nil {
+		c = bonding.Choice{Outcome: bonding.Unpredictable, Index: -1, Reason: err.Error()}
+	}
+	return c
 }

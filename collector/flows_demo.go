@@ -17,6 +17,9 @@ func (d *DemoSource) ReadFlows() (FlowReading, error) {
 	for bi, sb := range d.bonds {
 		for i := range sb.flows {
 			f := &sb.flows[i]
+			if f.forwarded {
+				continue // a VM's socket, not this host's
+			}
 			// Peers off the host's /24 are reached through its gateway,
 			// .1 (whose MAC the demo gives those flows).
 			nextHop := f.flow.Dst

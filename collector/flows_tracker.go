@@ -175,9 +175,16 @@ func predictionKey(b *bonding.Bond) string {
 // enrich adds what the Sampler gathers beside the bonds' readings: the
 // flow tables, host settings, and the analyzer's findings.
 func (s *Sampler) enrich(now time.Time, snap *Snapshot, bonds []bonding.Bond) {
+	// The meter first, right after the source's counters: both then
+	// cover the same interval, the socket dump in between aside.
+	var mr meterRead
+	if s.meter != nil {
+		mr = s.meter.read(snap)
+	}
 	if s.flows != nil {
 		s.flows.attach(now, snap, bonds)
 	}
+	s.measure(now, snap, bonds, mr)
 	if s.host != nil {
 		snap.Host = s.host.get(now)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/bonding"
+	"github.com/bondtop/bondtop/collector/flowmeter"
 )
 
 // Interval limits: faster than 100 ms the counters' own update cadence in
@@ -40,6 +41,15 @@ type Options struct {
 	// FlowInterval is the time between socket dumps; DefaultFlowInterval
 	// when zero.
 	FlowInterval time.Duration
+	// Meter counts every flow on the followed bonds' slaves (the eBPF
+	// meter or its sampled fallback); when nil, the Source if it is a
+	// MeterSource (the demo). The Sampler syncs it to the slaves and reads
+	// it once per sample; the caller closes it. Each Read must hand out a
+	// Reading.Flows of its own: the snapshots point into it.
+	Meter flowmeter.Meter
+	// MeterWhy says why there is no Meter (no privileges, --no-ebpf and
+	// no fallback): each bond's traffic then says "sockets" and this.
+	MeterWhy string
 	// Analyze, when set, runs on every snapshot before it is recorded or
 	// handed out, and fills BondSample.Findings (diagnose.Window.Fill).
 	Analyze func(*Snapshot)
@@ -67,9 +77,11 @@ type Sampler struct {
 	// wakes Run to re-arm its ticker.
 	interval        atomic.Int64
 	intervalChanged chan struct{}
-	flows           *flowTracker // nil without a FlowReader
-	host            *hostCache   // nil when the Source is no HostReader
-	config          *configCache // nil when the Source is no ConfigReader
+	flows           *flowTracker  // nil without a FlowReader
+	host            *hostCache    // nil when the Source is no HostReader
+	config          *configCache  // nil when the Source is no ConfigReader
+	meter           *meterTracker // nil without a Meter
+	kernel          *bonding.KernelVersion
 }
 
 // NewSampler makes a Sampler over src.
@@ -100,6 +112,14 @@ func NewSampler(src Source, opts Options) *Sampler {
 	}
 	if opts.Flows != nil {
 		s.flows = newFlowTracker(opts.Flows, opts.FlowInterval)
+	}
+	if opts.Meter == nil {
+		if ms, ok := src.(MeterSource); ok {
+			opts.Meter = ms.FlowMeter()
+		}
+	}
+	if opts.Meter != nil {
+		s.meter = newMeterTracker(opts.Meter)
 	}
 	if h, ok := src.(HostReader); ok {
 		s.host = &hostCache{r: h}

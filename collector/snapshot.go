@@ -63,6 +63,12 @@ type BondSample struct {
 	// by the snapshots until the next socket dump; nil without a
 	// FlowReader. JSON carries only each slave's Predicted sums.
 	Flows *FlowTable `json:"-"`
+	// Measured is every flow the flow meter counted on the bond's slaves
+	// (Options.Meter), or why there is no meter (source "sockets"); nil
+	// when no meter was asked for (--root, --replay of old recordings).
+	// The JSON key is "traffic"; the embedded Traffic above holds the
+	// bond's own counters.
+	Measured *MeasuredTraffic `json:"traffic,omitempty"`
 }
 
 // SlaveSample is one slave's state and traffic.

@@ -66,6 +66,8 @@ const (
 	IDLACPRateSlow      = "lacp-rate-slow"
 	IDBondMACChanged    = "bond-mac-changed"
 	IDLACPSystemChanged = "lacp-system-changed"
+	IDHashCheck         = "hash-check"
+	IDSwitchHash        = "rx-switch-hash"
 )
 
 // DefaultWindow is the span trends and shares are judged over.
@@ -87,8 +89,9 @@ type Window struct {
 }
 
 type whatIfEntry struct {
-	table *collector.FlowTable
-	w     *WhatIfTable
+	table    *collector.FlowTable
+	measured *collector.MeasuredTraffic
+	w        *WhatIfTable
 }
 
 // NewWindow keeps span of history (DefaultWindow when zero).
@@ -117,7 +120,7 @@ func (w *Window) Fill(s *collector.Snapshot) {
 	for i := range s.Bonds {
 		b := &s.Bonds[i]
 		v := newView(w.snaps, b)
-		v.whatIf = w.cachedWhatIf(b)
+		v.whatIf = w.cachedWhatIf(b, v.mix)
 		v.changes = w.changes[b.Name]
 		b.Findings = v.analyze()
 		b.Intended, b.Drift = v.drift()
@@ -134,16 +137,19 @@ func keepChange(kept []collector.Event, e collector.Event) []collector.Event {
 	return append(kept, e)
 }
 
-func (w *Window) cachedWhatIf(b *collector.BondSample) *WhatIfTable {
-	if b.Flows == nil {
+// cachedWhatIf is the what-if of b's mix: recomputed when the flow
+// table or the measured traffic changed (every sample with a meter; the
+// measured mix is bounded by maxMixFlows).
+func (w *Window) cachedWhatIf(b *collector.BondSample, mix *txMix) *WhatIfTable {
+	if mix == nil {
 		delete(w.whatIf, b.Name)
 		return nil
 	}
-	if e, ok := w.whatIf[b.Name]; ok && e.table == b.Flows {
+	if e, ok := w.whatIf[b.Name]; ok && e.table == b.Flows && e.measured == b.Measured {
 		return e.w
 	}
-	t := WhatIf(b)
-	w.whatIf[b.Name] = whatIfEntry{b.Flows, t}
+	t := whatIfOf(b, mix)
+	w.whatIf[b.Name] = whatIfEntry{b.Flows, b.Measured, t}
 	return t
 }
 
@@ -158,9 +164,7 @@ func Analyze(history []*collector.Snapshot) map[string][]Finding {
 	for i := range last.Bonds {
 		b := &last.Bonds[i]
 		v := newView(history, b)
-		if b.Flows != nil {
-			v.whatIf = WhatIf(b)
-		}
+		v.whatIf = whatIfOf(b, v.mix)
 		for _, s := range history {
 			for _, e := range s.Events {
 				if e.Bond == b.Name {
@@ -185,6 +189,7 @@ type view struct {
 	// without); changes the bond's identity changes in the run.
 	config  *collector.HostConfig
 	changes []collector.Event
+	mix     *txMix // nil without flows
 }
 
 type sample struct {
@@ -204,6 +209,9 @@ func newView(history []*collector.Snapshot, b *collector.BondSample) *view {
 		v.config = history[len(history)-1].Config
 	}
 	v.usable, _ = bonding.UsableSlaves(BondOf(b))
+	if hashMode(b) {
+		v.mix = mixOf(b) // only the hashing modes' findings read it
+	}
 	return v
 }
 
@@ -211,7 +219,7 @@ func newView(history []*collector.Snapshot, b *collector.BondSample) *view {
 func (v *view) analyze() []Finding {
 	out := []Finding{}
 	for _, check := range []func() []Finding{
-		v.imbalance, v.flowFindings, v.lacp, v.links, v.counters, v.roundRobin, v.minLinks,
+		v.imbalance, v.flowFindings, v.hashCheck, v.switchHash, v.lacp, v.links, v.counters, v.roundRobin, v.minLinks,
 		v.configFindings, v.failover,
 	} {
 		out = append(out, check()...)

@@ -7,51 +7,52 @@ import (
 	"strings"
 
 	"github.com/bondtop/bondtop/bonding"
-	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/internal/units"
 )
 
-// flowFindings are the findings that need the flow table.
+// flowFindings are the findings that need the transmit mix (the
+// meter's flows or the flow table's sockets).
 func (v *view) flowFindings() []Finding {
-	t := v.now.Flows
-	if t == nil || len(t.Flows) == 0 || !v.hashes() || len(v.usable) < 2 {
+	mix := v.mix
+	if mix == nil || len(mix.flows) == 0 || !v.hashes() || len(v.usable) < 2 {
 		return nil
 	}
 	var out []Finding
-	out = append(out, v.onePeer(t)...)
-	out = append(out, v.fewFlows(t)...)
+	out = append(out, v.onePeer(mix)...)
+	out = append(out, v.fewFlows(mix)...)
 	out = append(out, v.whatIfFinding()...)
 	return out
 }
 
 // peerKey is what a MAC-hashing policy tells flows apart by.
 type peerKey struct {
-	mac      [6]byte
-	src, dst netip.Addr
+	// srcMAC is the bond's own for this host's sockets; a VM's or a
+	// router port's for forwarded flows the meter measured.
+	srcMAC, mac [6]byte
+	src, dst    netip.Addr
 }
 
 // onePeer: layer2 (or layer2+3, encap2+3) with nearly all the weight going
 // to one next hop (or one address pair): every such flow takes one slave.
-func (v *view) onePeer(t *collector.FlowTable) []Finding {
+func (v *view) onePeer(mix *txMix) []Finding {
 	pol, err := bonding.ParsePolicy(v.policy())
 	if err != nil || !readsMAC(pol) {
 		return nil
 	}
-	w, weighting := weights(t)
 	groups := map[peerKey]float64{}
 	total := 0.0
 	n := 0
-	for i := range t.Flows {
-		f := &t.Flows[i]
-		if !f.Path.HaveDstMAC || w[i] == 0 {
+	for i := range mix.flows {
+		f := &mix.flows[i]
+		if !f.haveMAC || f.weight == 0 {
 			continue
 		}
-		k := peerKey{mac: f.Path.DstMAC}
+		k := peerKey{srcMAC: f.packet.SrcMAC, mac: f.packet.DstMAC}
 		if pol != bonding.PolicyLayer2 {
-			k.src, k.dst = f.Local.Addr(), f.Remote.Addr()
+			k.src, k.dst = f.src.Addr(), f.dst.Addr()
 		}
-		groups[k] += w[i]
-		total += w[i]
+		groups[k] += f.weight
+		total += f.weight
 		n++
 	}
 	if n < 2 || total <= 0 {
@@ -72,14 +73,14 @@ func (v *view) onePeer(t *collector.FlowTable) []Finding {
 	// Where that peer's flows go now.
 	slaves := map[string]bool{}
 	nextHop := ""
-	for i := range t.Flows {
-		f := &t.Flows[i]
-		if f.Path.HaveDstMAC && f.Path.DstMAC == top.mac && (pol == bonding.PolicyLayer2 || (f.Local.Addr() == top.src && f.Remote.Addr() == top.dst)) {
-			if f.Choice.Slave != "" {
-				slaves[f.Choice.Slave] = true
+	for i := range mix.flows {
+		f := &mix.flows[i]
+		if f.haveMAC && f.packet.DstMAC == top.mac && f.packet.SrcMAC == top.srcMAC && (pol == bonding.PolicyLayer2 || (f.src.Addr() == top.src && f.dst.Addr() == top.dst)) {
+			if f.choice.Slave != "" {
+				slaves[f.choice.Slave] = true
 			}
-			if f.Path.NextHop.IsValid() && nextHop == "" {
-				nextHop = f.Path.NextHop.String() + " "
+			if f.nextHop.IsValid() && nextHop == "" {
+				nextHop = f.nextHop.String() + " "
 			}
 		}
 	}
@@ -89,7 +90,7 @@ func (v *view) onePeer(t *collector.FlowTable) []Finding {
 		peer = fmt.Sprintf("%s -> %s via %s", top.src, top.dst, macString(top.mac))
 	}
 	f := Finding{ID: IDHashPolicy, Severity: Warning, Slaves: on}
-	f.Message = fmt.Sprintf("%s: %s of the flows (by %s) go to one %s, so they all take %s", pol, pct(share), weighting, peer, strings.Join(on, ", "))
+	f.Message = fmt.Sprintf("%s: %s of the flows (by %s) go to one %s, so they all take %s", pol, pct(share), mix.weighting, peer, strings.Join(on, ", "))
 	var d strings.Builder
 	if pol == bonding.PolicyLayer2 {
 		d.WriteString("layer2 hashes only the MAC addresses of the frame: every flow to the same next hop — a gateway, a router, one NFS or backup server — takes the same slave, whatever its addresses and ports.")
@@ -109,6 +110,9 @@ func (v *view) onePeer(t *collector.FlowTable) []Finding {
 }
 
 func lessKey(a, b peerKey) bool {
+	if a.srcMAC != b.srcMAC {
+		return string(a.srcMAC[:]) < string(b.srcMAC[:])
+	}
 	if a.mac != b.mac {
 		return string(a.mac[:]) < string(b.mac[:])
 	}
@@ -120,17 +124,17 @@ func lessKey(a, b peerKey) bool {
 
 // fewFlows: N flows over M slaves cannot spread evenly, and one flow never
 // goes faster than one slave.
-func (v *view) fewFlows(t *collector.FlowTable) []Finding {
-	w, weighting := weights(t)
+func (v *view) fewFlows(mix *txMix) []Finding {
 	sum, sq := 0.0, 0.0
 	heaviest := -1
-	for i, x := range w {
-		if t.Flows[i].Choice.Outcome != bonding.Hashed {
+	for i := range mix.flows {
+		f := &mix.flows[i]
+		if f.choice.Outcome != bonding.Hashed {
 			continue
 		}
-		sum += x
-		sq += x * x
-		if x > 0 && (heaviest < 0 || x > w[heaviest]) {
+		sum += f.weight
+		sq += f.weight * f.weight
+		if f.weight > 0 && (heaviest < 0 || f.weight > mix.flows[heaviest].weight) {
 			heaviest = i
 		}
 	}
@@ -153,8 +157,9 @@ func (v *view) fewFlows(t *collector.FlowTable) []Finding {
 	if nEff < float64(m) {
 		f.Severity = Warning
 	}
+	rated := mix.weighting != "flow count"
 	count := "flow"
-	if weighting == "tx rate" {
+	if rated {
 		count = "busy flow"
 	}
 	if n != 1 {
@@ -163,22 +168,25 @@ func (v *view) fewFlows(t *collector.FlowTable) []Finding {
 	f.Message = fmt.Sprintf("%d %s over %d slaves: expect the busiest slave to carry about %s", n, count, m, pct(expected))
 	var ceiling string
 	if heaviest >= 0 {
-		hf := &t.Flows[heaviest]
-		if sl := slaveOf(v.now, hf.Choice.Slave); sl != nil && sl.SpeedMbps != nil && *sl.SpeedMbps > 0 {
+		hf := &mix.flows[heaviest]
+		if sl := slaveOf(v.now, hf.choice.Slave); sl != nil && sl.SpeedMbps != nil && *sl.SpeedMbps > 0 {
 			ceiling = units.Speed(*sl.SpeedMbps)
 			f.Message += "; one flow tops out at " + ceiling
-			if weighting == "tx rate" && hf.TxBps >= 0.8*float64(*sl.SpeedMbps)*1e6 {
+			if rated && hf.txBps >= 0.8*float64(*sl.SpeedMbps)*1e6 {
 				f.Severity = Warning
-				f.Slaves = []string{hf.Choice.Slave}
-				f.Message = fmt.Sprintf("%s -> %s moves %s, at the %s ceiling of one slave (%s); %d %s over %d slaves", hf.Local, hf.Remote, units.Bits(hf.TxBps), ceiling, hf.Choice.Slave, n, count, m)
+				f.Slaves = []string{hf.choice.Slave}
+				f.Message = fmt.Sprintf("%s -> %s moves %s, at the %s ceiling of one slave (%s); %d %s over %d slaves", hf.src, hf.dst, units.Bits(hf.txBps), ceiling, hf.choice.Slave, n, count, m)
 			}
 		}
 	}
 	var d strings.Builder
 	fmt.Fprintf(&d, "The bond keeps every packet of a flow on one slave (so TCP sees no reordering): %d flows can use at most %d slaves, and the hash places them at random, so with %d flows over %d slaves the busiest slave carries %s on average, not %s.",
 		n, min(n, m), n, m, pct(expected), pct(1/float64(m)))
-	if weighting == "tx rate" {
-		fmt.Fprintf(&d, " %d sockets cross the bond, but by their rates they count as %.1f.", len(t.Flows), nEff)
+	switch {
+	case mix.measured:
+		fmt.Fprintf(&d, " %d flows leave through the bond (measured on its slaves), but by their rates they count as %.1f.", len(mix.flows), nEff)
+	case rated:
+		fmt.Fprintf(&d, " %d sockets cross the bond, but by their rates they count as %.1f.", mix.sockets, nEff)
 	}
 	if ceiling != "" {
 		fmt.Fprintf(&d, " A single flow never goes faster than one slave (%s): more slaves add capacity for more flows, not for one.", ceiling)

@@ -12,11 +12,15 @@ import (
 // WhatIfTable is where a bond's current flows would go under every hash
 // policy, and under the current policy with other numbers of slaves.
 type WhatIfTable struct {
-	// Weighting is "tx rate" when the flows' rates are known, else "flow
-	// count" (the first socket dump, or no byte counts).
+	// Weighting is "measured tx rate" for the flows the meter measured
+	// (every flow leaving the bond), "tx rate" for this host's sockets
+	// when their rates are known, else "flow count" (the first socket
+	// dump, or no byte counts).
 	Weighting string
 	Flows     int
-	Current   bonding.Policy
+	// Measured is set when the flows are the meter's.
+	Measured bool
+	Current  bonding.Policy
 	// Policies has one scenario per policy, in policy number order, over
 	// the bond's usable slaves; the current one is marked.
 	Policies []Scenario
@@ -54,29 +58,6 @@ func (s *Scenario) Split() string {
 	return strings.Join(parts, "/")
 }
 
-// weights gives each flow of t its weight in the what-if and flow
-// findings: its tx rate when rates are known and add up to something,
-// else 1.
-func weights(t *collector.FlowTable) ([]float64, string) {
-	w := make([]float64, len(t.Flows))
-	total := 0.0
-	if t.HaveRates() {
-		for i := range t.Flows {
-			if t.Flows[i].HaveRate {
-				w[i] = t.Flows[i].TxBps
-				total += w[i]
-			}
-		}
-	}
-	if total > 0 {
-		return w, "tx rate"
-	}
-	for i := range w {
-		w[i] = 1
-	}
-	return w, "flow count"
-}
-
 // hashMode reports whether the bond's mode places flows by the hash, and
 // the mode the scenarios are computed for.
 func hashMode(b *collector.BondSample) bool {
@@ -92,12 +73,19 @@ func hashMode(b *collector.BondSample) bool {
 	return false
 }
 
-// WhatIf computes the what-if table of b's flow table; nil without flows
-// or when the bond's mode does not hash (active-backup, balance-rr,
+// WhatIf computes the what-if table of b's transmit mix (the flows the
+// meter measured, else the flow table's sockets); nil without flows or
+// when the bond's mode does not hash (active-backup, balance-rr,
 // balance-alb, balance-tlb picking by load, broadcast).
 func WhatIf(b *collector.BondSample) *WhatIfTable {
-	t := b.Flows
-	if t == nil || len(t.Flows) == 0 || !hashMode(b) || b.XmitHashPolicy == nil {
+	if !hashMode(b) || b.XmitHashPolicy == nil {
+		return nil
+	}
+	return whatIfOf(b, mixOf(b))
+}
+
+func whatIfOf(b *collector.BondSample, mix *txMix) *WhatIfTable {
+	if mix == nil || len(mix.flows) == 0 || !hashMode(b) || b.XmitHashPolicy == nil {
 		return nil
 	}
 	cur, err := bonding.ParsePolicy(*b.XmitHashPolicy)
@@ -108,18 +96,13 @@ func WhatIf(b *collector.BondSample) *WhatIfTable {
 	if len(usable) == 0 {
 		return nil
 	}
-	w, weighting := weights(t)
-	packets := make([]bonding.Flow, len(t.Flows))
-	for i := range t.Flows {
-		packets[i] = t.Flows[i].Packet()
-	}
 	mode := *b.Mode
 	if mode == bonding.ModeTLB {
 		mode = bonding.ModeXOR // balance-tlb with tlb_dynamic_lb=0 hashes as xor does
 	}
-	wt := &WhatIfTable{Weighting: weighting, Flows: len(t.Flows), Current: cur}
+	wt := &WhatIfTable{Weighting: mix.weighting, Flows: len(mix.flows), Current: cur, Measured: mix.measured}
 	for p := range bonding.Policy(len(bonding.HashPolicies)) {
-		s := scenario(mode, p, t.Kernel, usable, packets, w, t.Flows)
+		s := scenario(mode, p, mix.kernel, usable, mix)
 		s.Current = p == cur
 		wt.Policies = append(wt.Policies, s)
 	}
@@ -131,26 +114,27 @@ func WhatIf(b *collector.BondSample) *WhatIfTable {
 		for k := 1; len(slaves) < n; k++ {
 			slaves = append(slaves, "+"+strconv.Itoa(k))
 		}
-		wt.Counts = append(wt.Counts, scenario(mode, cur, t.Kernel, slaves, packets, w, t.Flows))
+		wt.Counts = append(wt.Counts, scenario(mode, cur, mix.kernel, slaves, mix))
 	}
 	return wt
 }
 
-func scenario(mode string, p bonding.Policy, k bonding.KernelVersion, slaves []string, packets []bonding.Flow, w []float64, flows []collector.Flow) Scenario {
+func scenario(mode string, p bonding.Policy, k bonding.KernelVersion, slaves []string, mix *txMix) Scenario {
 	s := Scenario{Policy: p, Slaves: slaves, Shares: make([]float64, len(slaves))}
 	pred := &bonding.Predictor{Mode: mode, Policy: p, Kernel: k, Usable: slaves}
 	placed, unseen := 0.0, 0.0
-	for i := range packets {
-		if readsMAC(p) && !flows[i].Path.HaveDstMAC {
-			unseen += w[i]
+	for i := range mix.flows {
+		f := &mix.flows[i]
+		if readsMAC(p) && !f.haveMAC {
+			unseen += f.weight
 			if s.Reason == "" {
 				s.Reason = "next hop MAC unknown"
 			}
 			continue
 		}
-		c, err := pred.Predict(&packets[i])
+		c, err := pred.Predict(&f.packet)
 		if err != nil || c.Outcome != bonding.Hashed {
-			unseen += w[i]
+			unseen += f.weight
 			if s.Reason == "" {
 				if err != nil {
 					s.Reason = err.Error()
@@ -160,8 +144,8 @@ func scenario(mode string, p bonding.Policy, k bonding.KernelVersion, slaves []s
 			}
 			continue
 		}
-		s.Shares[c.Index] += w[i]
-		placed += w[i]
+		s.Shares[c.Index] += f.weight
+		placed += f.weight
 	}
 	if placed > 0 {
 		for i := range s.Shares {
@@ -216,7 +200,11 @@ func (v *view) whatIfFinding() []Finding {
 		return nil
 	}
 	var d strings.Builder
-	fmt.Fprintf(&d, "The %d flows of this host that cross %s, weighted by %s, as each policy would place them over %s:", wt.Flows, v.now.Name, wt.Weighting, strings.Join(v.usable, "/"))
+	if wt.Measured {
+		fmt.Fprintf(&d, "The %d flows measured leaving %s (forwarded and VM traffic included), weighted by %s, as each policy would place them over %s:", wt.Flows, v.now.Name, wt.Weighting, strings.Join(v.usable, "/"))
+	} else {
+		fmt.Fprintf(&d, "The %d flows of this host that cross %s, weighted by %s, as each policy would place them over %s:", wt.Flows, v.now.Name, wt.Weighting, strings.Join(v.usable, "/"))
+	}
 	for i := range wt.Policies {
 		s := &wt.Policies[i]
 		fmt.Fprintf(&d, " %s %s", s.Policy, s.Split())
@@ -235,7 +223,11 @@ func (v *view) whatIfFinding() []Finding {
 		s := &wt.Counts[i]
 		fmt.Fprintf(&d, " with %d slaves: %s;", len(s.Slaves), s.Split())
 	}
-	d.WriteString(" Shares of one dump's flows, not a promise: flows come and go, and traffic from elsewhere (forwarding, VMs) is not in the table.")
+	if wt.Measured {
+		d.WriteString(" Shares of the last interval's flows, not a promise: flows come and go.")
+	} else {
+		d.WriteString(" Shares of one dump's flows, not a promise: flows come and go, and traffic from elsewhere (forwarding, VMs) is not in the table.")
+	}
 	if best != nil && gain >= 0.1 {
 		fmt.Fprintf(&d, " To change: echo %s > /sys/class/net/%s/bonding/xmit_hash_policy (takes effect at once, no restart), and the same in the persistent configuration (BONDING_OPTS, netplan transmit-hash-policy, nmcli bond.options).", best.Policy, v.now.Name)
 	}

@@ -162,6 +162,7 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 	for i := range snap.Bonds {
 		collectBond(ch, &snap.Bonds[i])
 	}
+	collectTraffic(ch, snap)
 }
 
 func collectBond(ch chan<- prometheus.Metric, b *collector.BondSample) {

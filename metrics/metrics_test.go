@@ -127,6 +127,33 @@ func TestMetricsMatchSnapshot(t *testing.T) {
 	if fams["bondtop_bond_transmit_bytes_total"].GetType() != dto.MetricType_COUNTER {
 		t.Error("byte counters must be counters")
 	}
+	// The demo's flow meter: the hash check and the map's fill, as the
+	// snapshot has them, and no per-flow series.
+	m := snap.Bond("bond0").Measured
+	bl := map[string]string{"bond": "bond0"}
+	if got := find(t, fams, "bondtop_hash_check_flows", bl); got != float64(m.Agreement.Flows) || got == 0 {
+		t.Errorf("hash check flows %v, snapshot %v", got, m.Agreement.Flows)
+	}
+	if got := find(t, fams, "bondtop_hash_check_agree_flows", bl); got != float64(m.Agreement.Agree) {
+		t.Errorf("hash check agree %v, snapshot %v", got, m.Agreement.Agree)
+	}
+	if got := find(t, fams, "bondtop_hash_check_bytes_agree_ratio", bl); got != *m.Agreement.BytesAgreeShare {
+		t.Errorf("bytes agree %v", got)
+	}
+	if got := find(t, fams, "bondtop_traffic_flows", map[string]string{"bond": "bond0", "source": "ebpf"}); got != float64(len(m.Flows)) {
+		t.Errorf("flows %v, snapshot %d", got, len(m.Flows))
+	}
+	if got := find(t, fams, "bondtop_flow_map_entries", nil); got != float64(m.MapEntries) {
+		t.Errorf("map entries %v, snapshot %d", got, m.MapEntries)
+	}
+	if got := find(t, fams, "bondtop_traffic_lost_bytes_total", map[string]string{"bond": "bond0", "slave": "ens1f0", "direction": "rx"}); got != 0 {
+		t.Errorf("lost bytes %v", got)
+	}
+	for name, f := range fams {
+		if len(f.Metric) > 200 {
+			t.Errorf("%s has %d series: per-flow series?", name, len(f.Metric))
+		}
+	}
 }
 
 // TestVanishedBondIsReported: a followed bond that is gone reads

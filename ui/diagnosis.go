@@ -95,6 +95,14 @@ func (d *dashboard) renderDiagnosis(width, _ int) []line {
 		}
 	}
 	out = append(out, nil)
+	if m := b.Measured; m.Metered() {
+		text, ok := agreementText(m)
+		st := th.good
+		if !ok {
+			st = th.warn
+		}
+		out = append(out, line{{text, st}, {"  (" + meterSource(m) + "; f lists the flows)", th.dim}}, nil)
+	}
 	out = append(out, d.driftLines(b, width)...)
 	out = append(out, d.whatIfLines(b, width)...)
 	return out

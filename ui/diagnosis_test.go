@@ -17,9 +17,27 @@ import (
 // seconds, with the analyzer the CLI runs: findings, flow table and all.
 func demoHost(t *testing.T, secs int) (*host, *collector.DemoSource) {
 	t.Helper()
+	return demoHostWith(t, secs, true)
+}
+
+// socketsOnly is the demo without its flow meter: the host's sockets
+// are all there is, as on a live host without root.
+type socketsOnly struct {
+	collector.Source
+	collector.FlowReader
+}
+
+// demoHostWith is demoHost, with the demo's simulated flow meter or
+// without (metered false: the socket view).
+func demoHostWith(t *testing.T, secs int, metered bool) (*host, *collector.DemoSource) {
+	t.Helper()
 	h := newHost(t)
 	clock := func() time.Time { return h.now }
-	src := collector.NewDemoSource(clock)
+	demo := collector.NewDemoSource(clock)
+	var src collector.Source = demo
+	if !metered {
+		src = socketsOnly{demo, demo}
+	}
 	h.sampler = collector.NewSampler(src, collector.Options{
 		Interval: time.Second, Clock: clock, Analyze: diagnose.NewWindow(0).Fill,
 	})
@@ -27,7 +45,7 @@ func demoHost(t *testing.T, secs int) (*host, *collector.DemoSource) {
 	for range secs {
 		h.sample(time.Second)
 	}
-	return h, src
+	return h, demo
 }
 
 // demoSim shows the demo's bond0 (1 in the chooser the demo's two bonds

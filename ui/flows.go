@@ -40,17 +40,26 @@ func (s flowSort) String() string {
 // flowsState is the view's own state.
 type flowsState struct {
 	sort flowSort
-	// slave shows only the flows predicted on it; "" shows all.
+	// slave shows only the flows predicted on it (measured on it, with a
+	// flow meter); "" shows all.
 	slave string
+	// measuredSort and dir order and filter the meter's flows.
+	measuredSort measuredSort
+	dir          dirFilter
 }
 
 // flowsKey: s sorts, ← → cycle the slave filter; the rest scrolls.
 func (d *dashboard) flowsKey(ev *tcell.EventKey) bool {
+	b := d.model.Selected()
+	measured := b != nil && b.Measured.Metered()
 	switch {
+	case ev.Key() == tcell.KeyRune && ev.Rune() == 's' && measured:
+		d.flows.measuredSort = (d.flows.measuredSort + 1) % numMeasuredSorts
+	case ev.Key() == tcell.KeyRune && ev.Rune() == 't' && measured:
+		d.flows.dir = (d.flows.dir + 1) % 3
 	case ev.Key() == tcell.KeyRune && ev.Rune() == 's':
 		d.flows.sort = (d.flows.sort + 1) % numFlowSorts
 	case ev.Key() == tcell.KeyRight || ev.Key() == tcell.KeyLeft:
-		b := d.model.Selected()
 		if b == nil {
 			return true
 		}
@@ -145,6 +154,9 @@ func (d *dashboard) renderFlows(width, _ int) []line {
 	if b == nil {
 		return []line{{{"no bond selected", th.dim}}}
 	}
+	if b.Measured.Metered() {
+		return d.renderMeasured(b, width)
+	}
 	t := b.Flows
 	if t == nil {
 		return []line{
@@ -169,6 +181,11 @@ func (d *dashboard) renderFlows(width, _ int) []line {
 	out := []line{
 		{{fmt.Sprintf("%s: %d flows", b.Name, len(t.Flows)), th.strong},
 			{fmt.Sprintf("  sort %s (s)  slave %s (← →)  %s  Esc close", d.flows.sort, filter, unit), th.dim}},
+	}
+	if m := b.Measured; m != nil && m.Why != "" {
+		for _, text := range wrap("Only this host's sockets: "+m.Why+".", width, "  ") {
+			out = append(out, line{{text, th.dim}})
+		}
 	}
 	if t.Err != "" {
 		out = append(out, line{{"no slave predicted: " + t.Err, th.warn}})

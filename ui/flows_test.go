@@ -5,11 +5,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bondtop/bondtop/collector"
 	"github.com/gdamore/tcell/v2"
 )
 
+// The socket view: the demo without its meter.
 func TestGoldenFlows(t *testing.T) {
-	h, _ := demoHost(t, 40)
+	h, _ := demoHostWith(t, 40, false)
 	for _, size := range [][2]int{{80, 24}, {160, 48}} {
 		s := demoSim(t, h, size[0], size[1], false)
 		s.press("f")
@@ -18,7 +20,7 @@ func TestGoldenFlows(t *testing.T) {
 }
 
 func TestFlowsSortAndFilter(t *testing.T) {
-	h, _ := demoHost(t, 40)
+	h, _ := demoHostWith(t, 40, false)
 	s := demoSim(t, h, 160, 48, false)
 	s.press("f")
 	mustContain(t, s.text(), "sort tx (s)")
@@ -53,4 +55,115 @@ func TestFlowsWithoutTable(t *testing.T) {
 	if !strings.Contains(s.text(), "no flow table") {
 		t.Fatalf("the diagnosis should say the what-if needs a flow table:\n%s", s.text())
 	}
+}
+
+// The measured view: every flow the demo's simulated meter counts, the
+// VMs' forwarded traffic included.
+func TestGoldenMeasuredFlows(t *testing.T) {
+	h, _ := demoHost(t, 40)
+	for _, size := range [][2]int{{80, 24}, {160, 48}} {
+		s := demoSim(t, h, size[0], size[1], false)
+		s.press("f")
+		s.goldenPanel(fmt.Sprintf("demo-traffic-%dx%d", size[0], size[1]))
+	}
+}
+
+func TestMeasuredFlowsSortAndFilter(t *testing.T) {
+	h, _ := demoHost(t, 40)
+	s := demoSim(t, h, 160, 48, false)
+	s.press("f")
+	screen := s.text()
+	mustContain(t, screen, "sort rate (s)")
+	mustContain(t, screen, "hash check: ")
+	mustContain(t, screen, "fwd")   // a VM's flow
+	mustContain(t, screen, "local") // a socket of the host
+	b := s.d.model.Selected()
+	// Ranked by rate, highest first.
+	flows := s.d.measuredFlows(b.Measured)
+	for i := 1; i < len(flows); i++ {
+		if flows[i].Bps > flows[i-1].Bps {
+			t.Fatalf("row %d (%v bit/s) above row %d (%v)", i-1, flows[i-1].Bps, i, flows[i].Bps)
+		}
+	}
+	// t: tx only, then rx only.
+	s.press("t")
+	mustContain(t, s.text(), "tx (t)")
+	for _, f := range s.d.measuredFlows(b.Measured) {
+		if !f.IsTx() {
+			t.Fatalf("tx filter lists an rx flow %+v", f.Key)
+		}
+	}
+	s.press("t")
+	// → ens1f0 only.
+	s.key(tcell.KeyRight, 0)
+	mustContain(t, s.text(), "slave ens1f0 (← →)  rx (t)")
+	got := s.d.measuredFlows(b.Measured)
+	if len(got) == 0 {
+		t.Fatal("no rx flow on ens1f0")
+	}
+	for _, f := range got {
+		if f.Slave != "ens1f0" || f.IsTx() {
+			t.Fatalf("filter ens1f0 rx lists %s %s", f.Slave, f.Direction)
+		}
+	}
+	s.press("s")
+	mustContain(t, s.text(), "sort bytes (s)")
+}
+
+// A slave's details list its top talkers; the diagnosis shows the hash
+// check; the status line the meter's map fill.
+func TestMeasuredDetailsAndStatus(t *testing.T) {
+	h, _ := demoHost(t, 40)
+	s := demoSim(t, h, 160, 48, false)
+	mustContain(t, s.text(), "meter ebpf ")
+	s.key(tcell.KeyEnter, 0)
+	screen := s.text()
+	mustContain(t, screen, "top talkers")
+	mustContain(t, screen, "tx tcp")
+	s.key(tcell.KeyEscape, 0)
+	s.press("d")
+	mustContain(t, s.text(), "hash check: ")
+	mustContain(t, s.text(), "the switch hashes by sourc")
+}
+
+// BenchmarkMeasuredFlowsView100k is one redraw at 160x48 with the flows
+// view open over 100k measured flows (the view filters them and draws
+// the busiest 500 rows).
+func BenchmarkMeasuredFlowsView100k(b *testing.B) {
+	t := &testing.T{}
+	h, _ := demoHost(t, 3)
+	s := demoSim(t, h, 160, 48, false)
+	bs := s.d.model.Selected()
+	big := *bs.Measured
+	big.Flows = make([]collector.MeasuredFlow, 100_000)
+	for i := range big.Flows {
+		f := bs.Measured.Flows[i%len(bs.Measured.Flows)]
+		fl := *f.Flow
+		fl.SrcPort = uint16(i)
+		f.Flow = &fl
+		f.Bps = float64(len(big.Flows) - i)
+		big.Flows[i] = f
+	}
+	bs.Measured = &big
+	s.press("f")
+	b.ReportAllocs()
+	cpu := cpuTime()
+	for b.Loop() {
+		s.draw()
+	}
+	b.ReportMetric(float64((cpuTime()-cpu).Nanoseconds())/float64(b.N), "cpu-ns/op")
+}
+
+// A sampled meter's figures are estimates, and say so wherever they show.
+func TestMeasuredSampledLabels(t *testing.T) {
+	h, _ := demoHost(t, 5)
+	s := demoSim(t, h, 160, 48, false)
+	bs := s.d.model.Selected()
+	sampled := *bs.Measured
+	sampled.Source, sampled.SampleRate = "sampled", 100
+	bs.Measured = &sampled
+	s.draw()
+	mustContain(t, s.text(), "meter 1:100 ")
+	s.press("f")
+	mustContain(t, s.text(), "sampled 1:100 (estimates)")
 }

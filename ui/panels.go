@@ -133,9 +133,13 @@ func (d *dashboard) renderHeader(width, height int) []line {
 		}
 		return []line{pack(width, name, status, paused, short, warn, clock, mode)}
 	}
+	var meter line
+	if text := meterStatus(b); text != "" {
+		meter = line{{text, th.dim}}
+	}
 	return []line{
 		pack(width, name, mode, hash, mii, roles, lacp, agg, speed),
-		pack(width, status, paused, rates, every, clock, warn),
+		pack(width, status, paused, rates, every, clock, warn, meter),
 	}
 }
 
@@ -490,6 +494,7 @@ func (d *dashboard) renderDetails(_, _ int) []line {
 				out = append(out, line{{"! " + f.text, th.bad}})
 			}
 		}
+		out = append(out, d.topTalkers(b, s.Name)...)
 	}
 	out = append(out, nil, line{{"Esc closes", th.dim}})
 	return out
@@ -530,6 +535,7 @@ var helpKeys = []keyHint{
 	{"s", "sort slaves: enslave order, rx, tx, errors, name"},
 	{"l", "load panel: test streams over the bond"},
 	{"d, f", "diagnosis, flows per slave"},
+	{"in flows", "s sort, ← → one slave, t tx/rx (with a flow meter)"},
 }
 
 func (d *dashboard) renderHelp(_, _ int) []line {

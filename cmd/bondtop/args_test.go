@@ -19,6 +19,13 @@ func TestParseArgs(t *testing.T) {
 	if err != nil || o.command != "list" || o.root != "/x" || len(o.bonds) != 0 {
 		t.Fatalf("%+v %v", o, err)
 	}
+	o, err = parseArgs([]string{"--top", "7", "--flow-map-size", "2048", "--no-ebpf"}, io.Discard)
+	if err != nil || o.top != 7 || o.flowMapSize != 2048 || !o.noEBPF {
+		t.Fatalf("%+v %v", o, err)
+	}
+	if o, _ := parseArgs(nil, io.Discard); o.top != 50 || o.flowMapSize != 65536 {
+		t.Fatalf("defaults: top %d, map %d", o.top, o.flowMapSize)
+	}
 	for _, bad := range [][]string{
 		{"--interval", "10ms"},
 		{"--count", "-1"},
@@ -26,6 +33,9 @@ func TestParseArgs(t *testing.T) {
 		{"--json"},
 		{"../etc"},
 		{"--nope"},
+		{"--top", "-1"},
+		{"--flow-map-size", "10"},
+		{"--flow-map-size", "99999999"},
 	} {
 		if _, err := parseArgs(bad, io.Discard); err == nil {
 			t.Errorf("parseArgs(%q) accepted", bad)

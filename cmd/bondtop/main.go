@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/collector/flowmeter"
 	"github.com/bondtop/bondtop/internal/printable"
 )
 
@@ -68,6 +69,12 @@ Flags:
                          /proc/net/bonding and /sys/class/net) instead of this host
   --interval DURATION    time between samples, Go syntax: 200ms, 1s, 2s
                          (default 1s, at least 100ms)
+  --top N                flows per bond in --json and --record, busiest
+                         first (default 50)
+  --flow-map-size N      flows the in-kernel meter keeps apart (default
+                         65536); beyond, bytes count per slave as "other"
+  --no-ebpf              measure flows by sampling (AF_PACKET, 1 in 100)
+                         instead of eBPF at the slaves
   --version              print the version and exit
   -h, --help             this help
 
@@ -123,14 +130,21 @@ type options struct {
 	readFailed func()
 	// flows lists the host's sockets for the flow table (live only; the
 	// demo source lists its own); nil without one.
-	flows    collector.FlowReader
-	interval time.Duration
-	once     bool
-	count    int
-	json     bool
-	version  bool
-	bonds    []string
-	command  string // "" (watch) or "list"
+	flows collector.FlowReader
+	// meter counts every flow on the slaves (live only; the demo
+	// simulates its own); meterWhy says why there is none.
+	meter       flowmeter.Meter
+	meterWhy    string
+	top         int
+	flowMapSize int
+	noEBPF      bool
+	interval    time.Duration
+	once        bool
+	count       int
+	json        bool
+	version     bool
+	bonds       []string
+	command     string // "" (watch) or "list"
 }
 
 func main() {
@@ -195,6 +209,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 			defer lf.Close()
 			opts.flows = lf
 		}
+		if m, why := startMeter(&opts); m != nil {
+			defer m.Close()
+			opts.meter = m
+		} else {
+			opts.meterWhy = why
+		}
 	}
 
 	if opts.listen != "" {
@@ -254,6 +274,9 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.count, "count", 0, "")
 	fs.BoolVar(&o.json, "json", false, "")
 	fs.BoolVar(&o.version, "version", false, "")
+	fs.IntVar(&o.top, "top", defaultTop, "")
+	fs.IntVar(&o.flowMapSize, "flow-map-size", flowmeter.DefaultMaxFlows, "")
+	fs.BoolVar(&o.noEBPF, "no-ebpf", false, "")
 
 	positional, err := parseInterleaved(fs, args)
 	if err != nil {
@@ -268,6 +291,10 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 	switch {
 	case o.interval < collector.MinInterval:
 		return o, fmt.Errorf("--interval %v is too short: use %v or more", o.interval, collector.MinInterval)
+	case o.top < 0:
+		return o, fmt.Errorf("--top %d: give how many flows per bond to keep (0 for none)", o.top)
+	case o.flowMapSize < 1024 || o.flowMapSize > 1<<24:
+		return o, fmt.Errorf("--flow-map-size %d: give between 1024 and 16777216 flows (default %d)", o.flowMapSize, flowmeter.DefaultMaxFlows)
 	case o.count < 0:
 		return o, fmt.Errorf("--count %d: give a positive number of samples", o.count)
 	case o.once && o.count > 0:

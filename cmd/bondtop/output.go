@@ -40,7 +40,7 @@ func sampleAndPrint(src collector.Source, o options, n int, w io.Writer) error {
 			return
 		}
 		if o.json {
-			writeErr = enc.Encode(snap)
+			writeErr = enc.Encode(limitFlows(snap, o.top))
 		} else {
 			if printed > 0 {
 				fmt.Fprintln(w)
@@ -136,6 +136,7 @@ func printSnapshot(w io.Writer, snap *collector.Snapshot) error {
 			fmt.Fprintln(w)
 		}
 		printBond(w, &snap.Bonds[i])
+		printTraffic(w, &snap.Bonds[i], textTop)
 	}
 	for _, name := range snap.Missing {
 		fmt.Fprintf(w, "%s: gone\n", printable.String(name))

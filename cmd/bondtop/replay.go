@@ -32,7 +32,7 @@ func startRecording(path string, o options) (sink func(*collector.Snapshot), fin
 		mu.Lock()
 		defer mu.Unlock()
 		if writeErr == nil {
-			writeErr = w.Write(s)
+			writeErr = w.Write(limitFlows(s, o.top))
 		}
 	}
 	finish = func() error {

@@ -25,7 +25,7 @@ import (
 // Sampler).
 func (o *options) samplerOptions() collector.Options {
 	return collector.Options{Interval: o.interval, Bonds: o.bonds, Sinks: o.sinks,
-		Flows: o.flows, Analyze: diagnose.NewWindow(0).Fill}
+		Flows: o.flows, Meter: o.meter, MeterWhy: o.meterWhy, Analyze: diagnose.NewWindow(0).Fill}
 }
 
 // The /metrics server's bounds: a scraper needs one connection and a
