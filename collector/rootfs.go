@@ -73,6 +73,23 @@ func (r *rootFS) Stat(name string) (fs.FileInfo, error) {
 	return r.root.Stat(name)
 }
 
+// ReadLink returns a symbolic link's text (sysfs names a slave's PCI
+// device by its link); the path to it resolves inside the tree.
+func (r *rootFS) ReadLink(name string) (string, error) {
+	if !fs.ValidPath(name) {
+		return "", &fs.PathError{Op: "readlink", Path: name, Err: fs.ErrInvalid}
+	}
+	return r.root.Readlink(name)
+}
+
+// Lstat is Stat of the link itself.
+func (r *rootFS) Lstat(name string) (fs.FileInfo, error) {
+	if !fs.ValidPath(name) {
+		return nil, &fs.PathError{Op: "lstat", Path: name, Err: fs.ErrInvalid}
+	}
+	return r.root.Lstat(name)
+}
+
 // ReadDir lists a directory of the tree, sorted by name.
 func (r *rootFS) ReadDir(name string) ([]fs.DirEntry, error) {
 	f, err := r.Open(name)

@@ -10,7 +10,6 @@ import (
 	"golang.org/x/term"
 
 	"github.com/bondtop/bondtop/collector"
-	"github.com/bondtop/bondtop/drill"
 	"github.com/bondtop/bondtop/ui"
 )
 
@@ -26,12 +25,7 @@ func isTerminal(w io.Writer) bool {
 // so an unknown bond is reported like everywhere else in the CLI, on
 // stderr with exit code 2, and never flashes a screen.
 func dashboard(src collector.Source, o options) error {
-	so := o.samplerOptions()
-	if _, live := src.(*collector.LiveSource); live {
-		// A drill killed mid-way on this host shows as a finding.
-		so.Analyze = drill.WithLeftBehind(so.Analyze, drill.DefaultStateDir)
-	}
-	s := collector.NewSampler(src, so)
+	s := collector.NewSampler(src, o.samplerOptions(src))
 	first, err := s.Sample()
 	if err != nil {
 		return err

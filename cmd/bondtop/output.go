@@ -22,7 +22,7 @@ import (
 // change between two of them is read when the kernel announces it: its
 // events come in the next snapshot with their own times.
 func sampleAndPrint(src collector.Source, o options, n int, w io.Writer) error {
-	s := collector.NewSampler(src, o.samplerOptions())
+	s := collector.NewSampler(src, o.samplerOptions(src))
 	if _, err := s.Sample(); err != nil {
 		return err
 	}
@@ -62,7 +62,7 @@ func sampleAndPrint(src collector.Source, o options, n int, w io.Writer) error {
 func watch(src collector.Source, o options, w io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	s := collector.NewSampler(src, o.samplerOptions())
+	s := collector.NewSampler(src, o.samplerOptions(src))
 	first := true
 	return s.Run(ctx, func(snap *collector.Snapshot) {
 		if first {

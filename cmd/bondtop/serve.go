@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/bondtop/bondtop/internal/printable"
 	"github.com/bondtop/bondtop/load"
 )
 
@@ -88,8 +89,10 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		MaxDuration: time.Duration(*maxSecs) * time.Second,
 		Allow:       allow,
 		MaxRate:     rate,
+		// A log line can quote what a client sent (its test parameters,
+		// an error naming them): made printable like every text output.
 		Logf: func(format string, a ...any) {
-			fmt.Fprintf(stdout, "%s %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, a...))
+			fmt.Fprintf(stdout, "%s %s\n", time.Now().Format("15:04:05"), printable.String(fmt.Sprintf(format, a...)))
 		},
 	}
 	ln, err := load.Listen(*listen)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/diagnose"
+	"github.com/bondtop/bondtop/drill"
 	"github.com/bondtop/bondtop/metrics"
 )
 
@@ -23,9 +24,15 @@ import (
 // sinks (metrics, recorder) the flags asked for, the flow table, and the
 // diagnosis that fills every snapshot's findings (a window of its own per
 // Sampler).
-func (o *options) samplerOptions() collector.Options {
-	return collector.Options{Interval: o.interval, Bonds: o.bonds, Sinks: o.sinks,
+func (o *options) samplerOptions(src collector.Source) collector.Options {
+	so := collector.Options{Interval: o.interval, Bonds: o.bonds, Sinks: o.sinks,
 		Flows: o.flows, Meter: o.meter, MeterWhy: o.meterWhy, Analyze: diagnose.NewWindow(0).Fill}
+	if _, live := src.(*collector.LiveSource); live {
+		// A drill killed mid-way on this host shows as a finding, in
+		// every mode: the dashboard, the text and JSON outputs, /metrics.
+		so.Analyze = drill.WithLeftBehind(so.Analyze, drill.DefaultStateDir)
+	}
+	return so
 }
 
 // The /metrics server's bounds: a scraper needs one connection and a
@@ -88,7 +95,7 @@ func startMetrics(addr string, stderr io.Writer) (exp *metrics.Exporter, stop fu
 func headless(src collector.Source, o options, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	s := collector.NewSampler(src, o.samplerOptions())
+	s := collector.NewSampler(src, o.samplerOptions(src))
 	if _, err := s.Sample(); err != nil {
 		return err
 	}
