@@ -22,6 +22,9 @@ import (
 // ICMP and the quoted IPv6 header and ports.
 const snapLen = 192
 
+// rcvBuf is each sampling socket's receive buffer.
+const rcvBuf = 8 << 20
+
 // pollEvery bounds how long a reader takes to notice it was stopped.
 const pollEvery = 200 * time.Millisecond
 
@@ -94,6 +97,12 @@ func openPacketSocket(ifindex, n int) (int, error) {
 		filter[i] = unix.SockFilter{Code: r.Op, Jt: r.Jt, Jf: r.Jf, K: r.K}
 	}
 	tv := unix.NsecToTimeval(int64(pollEvery))
+	// Room for bursts: a queued frame costs its whole buffer, not the
+	// snapLen bytes kept. Beyond the system's limit only with
+	// CAP_NET_ADMIN, hence no error check.
+	if unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, rcvBuf) != nil {
+		_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF, rcvBuf)
+	}
 	for _, err := range []error{
 		unix.SetsockoptSockFprog(fd, unix.SOL_SOCKET, unix.SO_ATTACH_FILTER, &unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}),
 		unix.SetsockoptInt(fd, unix.SOL_PACKET, unix.PACKET_AUXDATA, 1),
