@@ -109,6 +109,8 @@ type Flow struct {
 }
 
 // Packet is the frame description the bond's transmit hash reads for f.
+// (A frame whose EtherType field is 0, an 802.3 length of 0, or whose IP
+// header was cut short has no such description: bonding.Hash refuses it.)
 func (f *Flow) Packet() bonding.Flow {
 	p := bonding.Flow{
 		SrcMAC: f.SrcMAC, DstMAC: f.DstMAC, EtherType: f.EtherType,
