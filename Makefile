@@ -8,6 +8,8 @@
 #   make lab-fixtures  capture fixture trees from the lab into testdata/lab
 #   make fuzz        every parser's fuzz target, FUZZTIME each (default 60s)
 #   make bench       the benchmarks quoted in the README
+#   make generate    the flow meter's eBPF objects from C (needs clang, llvm)
+#   make check-generate  the committed eBPF objects are what generate makes
 
 GO          ?= go
 STATICCHECK_VERSION := v0.8.2
@@ -15,12 +17,12 @@ GOBIN       := $(shell $(GO) env GOPATH)/bin
 VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
 FUZZTIME    ?= 60s
 
-.PHONY: build test deps tools lint unit lab-deps test-lab lab-fixtures fuzz bench clean
+.PHONY: build test deps tools lint unit lab-deps test-lab lab-fixtures fuzz bench clean generate check-generate
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o bin/bondtop ./cmd/bondtop
 
-test: deps lint unit test-lab
+test: deps lint check-generate unit test-lab
 
 deps: tools lab-deps
 	./scripts/test-deps.sh
@@ -50,7 +52,8 @@ lab-fixtures: lab-deps
 
 # Every fuzz target, FUZZTIME each, one after the other.
 FUZZ_TARGETS := bonding:FuzzParseProc bonding:FuzzParseNetDev bonding:FuzzReadSysfs \
-	bonding:FuzzNetlinkMessage bonding:FuzzHash record:FuzzReadFrom load:FuzzControlMessage
+	bonding:FuzzNetlinkMessage bonding:FuzzHash record:FuzzReadFrom load:FuzzControlMessage \
+	collector/flowmeter:FuzzParseFrame
 
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
@@ -60,8 +63,16 @@ fuzz:
 	done
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./bonding/ ./collector/ ./ui/ ./cmd/bondtop/
+	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./bonding/ ./collector/ ./collector/flowmeter/ ./ui/ ./cmd/bondtop/
 	$(GO) test -run '^$$' -bench Loopback -count 5 ./load/
+
+# The eBPF flow meter: C compiled by clang through bpf2go; the objects and
+# their Go bindings are committed, so `go build` needs no clang.
+generate:
+	$(GO) generate ./collector/flowmeter/
+
+check-generate:
+	GO=$(GO) ./scripts/check-generate.sh
 
 clean:
 	rm -rf bin

@@ -35,3 +35,11 @@ if ! command -v tmux >/dev/null; then
 	apt_install tmux
 fi
 echo "test-deps: $(tmux -V)"
+
+# clang and llvm-strip: the flow meter's eBPF program is compiled from C
+# (make generate), and check-generate proves the committed objects are what
+# this clang makes (Debian bookworm: clang 14).
+if ! command -v clang >/dev/null || ! command -v llvm-strip >/dev/null; then
+	apt_install clang llvm
+fi
+echo "test-deps: $(clang --version | head -1)"
