@@ -82,14 +82,20 @@ echo "lab-deps: judges $(PATH=$PATH:/usr/sbin:/sbin command -v tc bpftool | tr '
 
 # 3. The kernels. Each meta package depends on the versioned package of the
 # day; that one is downloaded and unpacked once.
+# The versioned package a meta package depends on. awk reads to the end:
+# an early exit could kill apt-cache with SIGPIPE, which pipefail would
+# turn into a failure.
+depends() { apt-cache depends "$1" 2>/dev/null | awk '/Depends: linux-image-/ && !n {print $2; n=1}'; }
+
 mkdir -p "$cache"
 tmp=
 trap '[ -z "$tmp" ] || rm -rf "$tmp"' EXIT
 for k in $kernels; do
 	name=${k%%:*} meta=${k##*:}
-	if ! kpkg=$(apt-cache depends "$meta" 2>/dev/null | awk '/Depends: linux-image-/ {print $2; exit}') || [ -z "$kpkg" ]; then
+	kpkg=$(depends "$meta" || true)
+	if [ -z "$kpkg" ]; then
 		apt_update
-		kpkg=$(apt-cache depends "$meta" | awk '/Depends: linux-image-/ {print $2; exit}')
+		kpkg=$(depends "$meta" || true)
 	fi
 	[ -n "$kpkg" ] || fail "apt-cache depends $meta names no kernel package"
 	if ! ls "$cache/$kpkg"/boot/vmlinuz-* >/dev/null 2>&1; then
