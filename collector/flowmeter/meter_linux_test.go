@@ -536,6 +536,9 @@ func TestSampledMeter(t *testing.T) {
 			time.Sleep(300 * time.Millisecond)
 			after := l.counters(t)
 			r := read(t, m)
+			if len(r.Warnings) > 0 {
+				t.Errorf("warnings: %q", r.Warnings)
+			}
 			if r.Source != SourceSampled || r.SampleRate != tc.rate || r.Why == "" || r.Attach != "af_packet" {
 				t.Errorf("reading says %s 1:%d (%q) via %q", r.Source, r.SampleRate, r.Why, r.Attach)
 			}

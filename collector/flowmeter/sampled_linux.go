@@ -47,6 +47,9 @@ type lostKey struct {
 type packetReader struct {
 	name string
 	fd   int
+	// drops counts samples the socket had no room for (the kernel's
+	// PACKET_STATISTICS, which resets as it is read).
+	drops uint64
 	stop chan struct{}
 	done chan struct{}
 }
@@ -300,6 +303,14 @@ func (m *sampledMeter) Read() (Reading, error) {
 	})
 	for _, w := range m.warn {
 		r.Warnings = append(r.Warnings, w)
+	}
+	for _, rd := range m.readers {
+		if st, err := unix.GetsockoptTpacketStats(rd.fd, unix.SOL_PACKET, unix.PACKET_STATISTICS); err == nil {
+			rd.drops += uint64(st.Drops)
+		}
+		if rd.drops > 0 {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("%s: %d samples dropped (the sampling socket fell behind): estimates are low", rd.name, rd.drops))
+		}
 	}
 	sort.Strings(r.Warnings)
 	return r, nil
