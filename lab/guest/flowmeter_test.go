@@ -155,7 +155,10 @@ func udp(t *testing.T, ns *NS, src, dst net.IP, flows, perFlow, size, firstPort 
 			if err != nil {
 				return err
 			}
-			to := &net.UDPAddr{IP: dst, Port: 7000 + i%1000}
+			// Destination ports do not move in step with the source
+			// ports, whose xor would then repeat (and layer3+4 put
+			// every flow on one slave).
+			to := &net.UDPAddr{IP: dst, Port: 7000 + i*37%1000}
 			if flows > 1000 {
 				to.Port = 7000 + i%20000
 			}
@@ -234,8 +237,9 @@ func (l *meterLab) counters(t *testing.T) slaveCounters {
 }
 
 // checkSums compares each slave's metered bytes (flows and lost) in each
-// direction with its counters' growth since c0, within tol.
-func (l *meterLab) checkSums(t *testing.T, name string, r flowmeter.Reading, c0 slaveCounters, tol float64) {
+// direction with its counters' growth since c0, within tol; a slave that
+// carried almost none of the traffic within slack bytes.
+func (l *meterLab) checkSums(t *testing.T, name string, r flowmeter.Reading, c0 slaveCounters, tol float64, slack uint64) {
 	t.Helper()
 	c1 := l.counters(t)
 	metered := map[string][2]uint64{}
@@ -256,11 +260,11 @@ func (l *meterLab) checkSums(t *testing.T, name string, r flowmeter.Reading, c0 
 			want := c1[s][d] - c0[s][d]
 			got := metered[s][d]
 			t.Logf("%s %s: meter %d bytes, slave counters %d", s, dir, got, want)
-			if want < 20000 {
+			if want < 10*slack {
 				// A slave the hash gives none of the test's flows
 				// (layer2: one MAC pair) still carries a few frames
 				// (ARP, LACPDUs): they must match closely.
-				if math.Abs(float64(got)-float64(want)) > 2000 {
+				if math.Abs(float64(got)-float64(want)) > float64(slack) {
 					t.Errorf("%s %s: meter %d bytes, slave counters %d", s, dir, got, want)
 				}
 				continue
@@ -386,7 +390,7 @@ func TestFlowMeter(t *testing.T) {
 				tcp(t, l.vm, l.p.Peer, l.vmIP, l.peerIP, 6, 256<<10, 32000)
 				time.Sleep(200 * time.Millisecond)
 				r := readMeter(t, m)
-				l.checkSums(t, name, r, c0, meterSlaveTolerance)
+				l.checkSums(t, name, r, c0, meterSlaveTolerance, 2000)
 				l.checkPredictions(t, name, r, netip.MustParseAddr(l.vmIP.String()))
 				vmtap := l.p.Root.Link(t, "vmtap").Attrs().Index
 				for _, f := range r.Flows {
@@ -448,7 +452,7 @@ func TestFlowMeterOverflow(t *testing.T) {
 	udp(t, l.p.Peer, l.peerIP, l.vmIP, 48, 20, 600, 31000)
 	time.Sleep(200 * time.Millisecond)
 	r := readMeter(t, m)
-	l.checkSums(t, "overflow", r, c0, meterSlaveTolerance)
+	l.checkSums(t, "overflow", r, c0, meterSlaveTolerance, 2000)
 	if r.MapEntries != 1024 || r.MapSize != 1024 {
 		t.Errorf("map %d of %d, want full at 1024", r.MapEntries, r.MapSize)
 	}
@@ -478,7 +482,9 @@ func TestFlowMeterFallback(t *testing.T) {
 	udp(t, l.vm, l.vmIP, l.peerIP, 64, 1900, 100, 30000)
 	udp(t, l.p.Peer, l.peerIP, l.vmIP, 64, 1900, 100, 31000)
 	time.Sleep(300 * time.Millisecond)
-	l.checkSums(t, "fallback-1:100", readMeter(t, m), c0, 0.15)
+	// One sample stands for 100 frames: a slave with almost no traffic
+	// may show a few samples' worth more or less.
+	l.checkSums(t, "fallback-1:100", readMeter(t, m), c0, 0.15, 3*100*1514)
 }
 
 // flowmeterHelper is a bondtop that a test kills: it attaches the meter
