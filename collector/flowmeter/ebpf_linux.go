@@ -39,6 +39,25 @@ type ebpfMeter struct {
 	batchOK bool
 }
 
+// noL4HashWarning keys the warning of a meter that cannot read l4_hash
+// (warnings are per ifindex; no interface has this one).
+const noL4HashWarning = -1
+
+// loadWithoutL4Hash loads the meter with its l4_hash read turned off,
+// relocated against the object's own types instead of the kernel's (which
+// may be missing): the read is dead code the verifier drops, whatever its
+// relocations resolve to.
+func loadWithoutL4Hash(spec *ebpf.CollectionSpec, objs *meterObjects) error {
+	v, ok := spec.Variables["read_l4_hash"]
+	if !ok {
+		return errors.New("no read_l4_hash in the meter's object")
+	}
+	if err := v.Set(uint8(0)); err != nil {
+		return err
+	}
+	return spec.LoadAndAssign(objs, &ebpf.CollectionOptions{Programs: ebpf.ProgramOptions{KernelTypes: spec.Types}})
+}
+
 // openEBPF loads the meter's program and maps. Nothing is attached yet.
 func openEBPF(opts Options) (*ebpfMeter, error) {
 	// Kernels before 5.11 charge BPF memory to RLIMIT_MEMLOCK.
@@ -50,11 +69,16 @@ func openEBPF(opts Options) (*ebpfMeter, error) {
 	spec.Maps[meterMapFlows].MaxEntries = uint32(opts.MaxFlows)
 	m := &ebpfMeter{opts: opts, owner: self(), slaves: map[int]*attachment{}, warn: map[int]string{}, batchOK: true}
 	if err := spec.LoadAndAssign(&m.objs, nil); err != nil {
-		var ve *ebpf.VerifierError
-		if errors.As(err, &ve) {
-			return nil, fmt.Errorf("the kernel's verifier refused the flow meter: %+v", ve)
+		// Reading skb->l4_hash needs the kernel's BTF and
+		// bpf_probe_read_kernel; without them the meter still counts.
+		if err2 := loadWithoutL4Hash(spec, &m.objs); err2 != nil {
+			var ve *ebpf.VerifierError
+			if errors.As(err, &ve) {
+				return nil, fmt.Errorf("the kernel's verifier refused the flow meter: %+v", ve)
+			}
+			return nil, fmt.Errorf("loading the eBPF flow meter: %w", err)
 		}
-		return nil, fmt.Errorf("loading the eBPF flow meter: %w", err)
+		m.warn[noL4HashWarning] = "the kernel does not show the socket buffer's l4_hash to the meter (" + err.Error() + "): encap3+4 predictions of flows with a socket or NIC hash may be wrong"
 	}
 	// What a bondtop killed before its Close left behind.
 	if err := removeStaleFilters(m.owner, nil); err != nil {

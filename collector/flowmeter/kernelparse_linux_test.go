@@ -107,3 +107,23 @@ func TestKernelParserMatchesGo(t *testing.T) {
 		t.Errorf("the kernel's test run refused %d of 3000 frames", refused)
 	}
 }
+
+// Where the kernel's BTF is missing (or bpf_probe_read_kernel is refused),
+// the meter loads without the l4_hash read and still counts.
+func TestLoadWithoutL4Hash(t *testing.T) {
+	needRoot(t)
+	spec, err := loadMeter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var objs meterObjects
+	if err := loadWithoutL4Hash(spec, &objs); err != nil {
+		t.Fatal(err)
+	}
+	defer objs.Close()
+	fr := frameOf(hashVectors()[3].flow, 0)
+	f, ok, err := kernelKey(t, &objs, fr)
+	if err != nil || !ok || f.Proto != 17 || f.L4Hash {
+		t.Errorf("without l4_hash: %+v, counted %v, %v", f, ok, err)
+	}
+}

@@ -69,6 +69,7 @@ const (
 	meterMapLost          = "lost"
 	meterProgMeterEgress  = "meter_egress"
 	meterProgMeterIngress = "meter_ingress"
+	meterVarReadL4Hash    = "read_l4_hash"
 )
 
 // loadMeter returns the embedded CollectionSpec for meter.
@@ -129,6 +130,7 @@ type meterMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type meterVariableSpecs struct {
+	ReadL4Hash *ebpf.VariableSpec `ebpf:"read_l4_hash"`
 }
 
 // meterObjects contains all objects after they have been loaded into the kernel.
@@ -166,6 +168,7 @@ func (m *meterMaps) Close() error {
 //
 // It can be passed to loadMeterObjects or ebpf.CollectionSpec.LoadAndAssign.
 type meterVariables struct {
+	ReadL4Hash *ebpf.Variable `ebpf:"read_l4_hash"`
 }
 
 // meterPrograms contains all programs after they have been loaded into the kernel.

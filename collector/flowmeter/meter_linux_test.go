@@ -210,8 +210,8 @@ func TestMeterCountsEveryFrame(t *testing.T) {
 			if tcp.Bytes < 2<<20 || tcp.Packets*1514 < tcp.Bytes {
 				t.Errorf("TCP flow: %d bytes in %d packets: GSO segments not counted?", tcp.Bytes, tcp.Packets)
 			}
-			if tcp.SkbHash == 0 || tcp.IngressIfindex != 0 {
-				t.Errorf("TCP flow from a local socket: skb hash %#x, ingress ifindex %d", tcp.SkbHash, tcp.IngressIfindex)
+			if tcp.SkbHash == 0 || !tcp.L4Hash || tcp.IngressIfindex != 0 {
+				t.Errorf("TCP flow from a local socket: skb hash %#x (layer 4: %v), ingress ifindex %d", tcp.SkbHash, tcp.L4Hash, tcp.IngressIfindex)
 			}
 			for _, d := range []struct {
 				dir Direction

@@ -50,8 +50,8 @@ type packetReader struct {
 	// drops counts samples the socket had no room for (the kernel's
 	// PACKET_STATISTICS, which resets as it is read).
 	drops uint64
-	stop chan struct{}
-	done chan struct{}
+	stop  chan struct{}
+	done  chan struct{}
 }
 
 // openSampled checks that AF_PACKET sockets can be had (CAP_NET_RAW).

@@ -65,7 +65,7 @@ struct flow_counters {
 	__u32 ingress_ifindex; /* tx */
 	__u8 src_mac[6];
 	__u8 dst_mac[6];
-	__u8 l4_hash; /* reserved: the UAPI context does not expose it */
+	__u8 l4_hash; /* tx: skb->hash is a layer 4 hash */
 	__u8 pad[3];
 };
 
@@ -95,6 +95,38 @@ struct {
 	__type(key, struct lost_key);
 	__type(value, struct lost_counters);
 } lost SEC(".maps");
+
+/* The socket buffer as the running kernel lays it out (CO-RE): only the
+ * l4_hash bit, which the UAPI context does not expose. */
+struct sk_buff___meter {
+	__u8 l4_hash : 1;
+} __attribute__((preserve_access_index));
+
+/* read_l4_hash is cleared by the loader where the kernel has no BTF or
+ * refuses bpf_probe_read_kernel (lockdown): the verifier then drops the
+ * read as dead code, and l4_hash stays 0. */
+volatile const __u8 read_l4_hash = 1;
+
+/* skb_l4_hash reads skb->l4_hash. A TC program's context is the socket
+ * buffer itself; the bit sits where the kernel's BTF says. */
+static __always_inline __u8 skb_l4_hash(struct __sk_buff *ctx)
+{
+	struct sk_buff___meter *skb = (void *)ctx;
+	__u64 val = 0;
+
+	if (!read_l4_hash || !__builtin_preserve_field_info(skb->l4_hash, FIELD_EXISTS))
+		return 0;
+	__u32 off = __builtin_preserve_field_info(skb->l4_hash, FIELD_BYTE_OFFSET);
+	__u32 size = __builtin_preserve_field_info(skb->l4_hash, FIELD_BYTE_SIZE);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	bpf_probe_read_kernel(&val, size, (void *)skb + off);
+#else
+	bpf_probe_read_kernel((void *)&val + (8 - size), size, (void *)skb + off);
+#endif
+	val <<= __builtin_preserve_field_info(skb->l4_hash, FIELD_LSHIFT_U64);
+	val >>= __builtin_preserve_field_info(skb->l4_hash, FIELD_RSHIFT_U64);
+	return val;
+}
 
 /* parse_ip reads an IPv4 or IPv6 header at off. The protocol of an IPv6
  * packet is its first next header, as the bond's hash reads it; a fragment
@@ -277,6 +309,7 @@ static __always_inline int meter(struct __sk_buff *skb, __u8 dir)
 		__builtin_memcpy(nv.src_mac, &eth[6], 6);
 		if (dir == DIR_TX) {
 			nv.skb_hash = skb->hash;
+			nv.l4_hash = skb_l4_hash(skb);
 			nv.ingress_ifindex = skb->ingress_ifindex;
 		}
 		long err = bpf_map_update_elem(&flows, &k, &nv, BPF_NOEXIST);
@@ -297,6 +330,7 @@ static __always_inline int meter(struct __sk_buff *skb, __u8 dir)
 	__builtin_memcpy(v->src_mac, &eth[6], 6);
 	if (dir == DIR_TX) {
 		v->skb_hash = skb->hash;
+		v->l4_hash = skb_l4_hash(skb);
 		v->ingress_ifindex = skb->ingress_ifindex;
 	}
 	return TC_ACT_UNSPEC;

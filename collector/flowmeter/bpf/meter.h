@@ -72,6 +72,15 @@ static void *(*bpf_map_lookup_elem)(void *map, const void *key) = (void *)1;
 static long (*bpf_map_update_elem)(void *map, const void *key, const void *value, __u64 flags) = (void *)2;
 static long (*bpf_skb_load_bytes)(const void *skb, __u32 offset, void *to, __u32 len) = (void *)26;
 static __u64 (*bpf_ktime_get_boot_ns)(void) = (void *)125;
+static long (*bpf_probe_read_kernel)(void *dst, __u32 size, const void *unsafe_ptr) = (void *)113;
+
+/* CO-RE field queries (clang's enum bpf_field_info_kind): the loader
+ * rewrites them for the running kernel's struct layout (its BTF). */
+#define FIELD_BYTE_OFFSET 0
+#define FIELD_BYTE_SIZE 1
+#define FIELD_EXISTS 2
+#define FIELD_LSHIFT_U64 4
+#define FIELD_RSHIFT_U64 5
 
 /* Network to host byte order for the target the object is built for. */
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
