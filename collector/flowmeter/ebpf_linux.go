@@ -100,6 +100,11 @@ func (m *ebpfMeter) Sync(slaves map[int]string) error {
 		}
 		delete(m.slaves, ifindex)
 		delete(m.warn, ifindex)
+		// Its flows go at the next Read; its lost bytes now, so a slave
+		// that comes back starts from zero.
+		for _, d := range []Direction{Tx, Rx} {
+			_ = m.objs.Lost.Delete(&meterLostKey{Ifindex: uint32(ifindex), Direction: uint32(d)})
+		}
 	}
 	for ifindex, name := range slaves {
 		if a, ok := m.slaves[ifindex]; ok {

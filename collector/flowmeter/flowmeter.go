@@ -171,8 +171,8 @@ type Reading struct {
 	// Why says, when Source is not SourceEBPF, why the in-kernel meter
 	// is not running (and what would enable it).
 	Why string
-	// Attach says how the meter is attached: "tcx", "clsact",
-	// "af_packet", or a mix per slave ("tcx" unless a slave differs).
+	// Attach says how the meter is attached: "tcx", "clsact" or
+	// "af_packet" ("clsact+tcx" if slaves differ; "" before Sync).
 	Attach string
 }
 
@@ -190,7 +190,8 @@ type Meter interface {
 
 // Options tune Open.
 type Options struct {
-	// MaxFlows bounds the flow map (default DefaultMaxFlows).
+	// MaxFlows bounds the flow map (default DefaultMaxFlows); beyond it
+	// bytes count in Reading.Lost.
 	MaxFlows int
 	// SampleRate is N for the sampled fallback (default DefaultSampleRate).
 	SampleRate int

@@ -555,3 +555,53 @@ func TestSampledMeter(t *testing.T) {
 }
 
 var _ = netip.Addr{}
+
+// Slaves come and go: Sync attaches a new one, and detaches one that was
+// deleted meanwhile without an error.
+func TestMeterSyncFollowsSlaves(t *testing.T) {
+	l := newVethLab(t)
+	for _, force := range []bool{false, true} {
+		m := openMeter(t, Options{ForceClsact: force})
+		if err := m.Sync(map[int]string{l.ifindex: "fm0"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := netlink.LinkAdd(&netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: "fm1"}, PeerName: "fm1peer"}); err != nil {
+			t.Fatal(err)
+		}
+		fm1 := l.up(t, "fm1")
+		l.up(t, "fm1peer")
+		both := map[int]string{l.ifindex: "fm0", fm1.Attrs().Index: "fm1"}
+		if err := m.Sync(both); err != nil {
+			t.Fatal(err)
+		}
+		// A frame sent on fm1 is counted there.
+		fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		frame := frameOf(hashVectors()[3].flow, 0)
+		if err := unix.Sendto(fd, frame, 0, &unix.SockaddrLinklayer{Ifindex: fm1.Attrs().Index, Halen: 6}); err != nil {
+			t.Fatal(err)
+		}
+		unix.Close(fd)
+		r := read(t, m)
+		if f := findFlow(r, func(f *Flow) bool { return f.Slave == "fm1" && f.SrcPort == 1000 }); f == nil || f.Bytes != uint64(len(frame)) {
+			t.Errorf("clsact %v: the frame on fm1: %+v", force, f)
+		}
+		if err := netlink.LinkDel(fm1); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Sync(map[int]string{l.ifindex: "fm0"}); err != nil {
+			t.Errorf("clsact %v: detaching from a deleted slave: %v", force, err)
+		}
+		if r := read(t, m); findFlow(r, func(f *Flow) bool { return f.Slave == "fm1" }) != nil || len(r.Lost) != 0 {
+			t.Errorf("clsact %v: fm1's flows outlive it", force)
+		}
+		if err := m.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if fs, clsact := ourFilters(t, "fm0"); len(fs) > 0 || clsact {
+			t.Errorf("after Close: filters %q, clsact %v", fs, clsact)
+		}
+	}
+}
