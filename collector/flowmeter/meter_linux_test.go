@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/netip"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -554,8 +554,6 @@ func TestSampledMeter(t *testing.T) {
 	}
 }
 
-var _ = netip.Addr{}
-
 // Slaves come and go: Sync attaches a new one, and detaches one that was
 // deleted meanwhile without an error.
 func TestMeterSyncFollowsSlaves(t *testing.T) {
@@ -602,6 +600,99 @@ func TestMeterSyncFollowsSlaves(t *testing.T) {
 		}
 		if fs, clsact := ourFilters(t, "fm0"); len(fs) > 0 || clsact {
 			t.Errorf("after Close: filters %q, clsact %v", fs, clsact)
+		}
+	}
+}
+
+// A frame with its VLAN tag in the frame (sent by a packet socket, so no
+// offload takes it out): both meters key it by the tag and the inner
+// headers, and mark the tag as in the frame.
+func TestMeterTagInFrame(t *testing.T) {
+	for _, noEBPF := range []bool{false, true} {
+		t.Run(map[bool]string{false: "ebpf", true: "sampled"}[noEBPF], func(t *testing.T) {
+			l := newVethLab(t)
+			m := openMeter(t, Options{NoEBPF: noEBPF, SampleRate: 1})
+			defer m.Close()
+			if err := m.Sync(map[int]string{l.ifindex: "fm0"}); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(50 * time.Millisecond)
+			fl := hashVectors()[3].flow // 10.0.0.1:1000 -> 10.0.0.2:53
+			fl.VLAN = 5<<13 | 100
+			frame := frameOf(fl, 0x8100)
+			fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer unix.Close(fd)
+			for range 3 {
+				if err := unix.Sendto(fd, frame, 0, &unix.SockaddrLinklayer{Ifindex: l.ifindex, Halen: 6}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			time.Sleep(200 * time.Millisecond)
+			r := read(t, m)
+			f := findFlow(r, func(f *Flow) bool { return f.Direction == Tx && f.SrcPort == 1000 && f.DstPort == 53 })
+			if f == nil || f.VLAN != fl.VLAN || f.FrameTPID != 0x8100 || f.EtherType != 0x0800 || f.Src != fl.Src || f.Bytes != 3*uint64(len(frame)) || f.Packets != 3 {
+				t.Fatalf("tagged frame: %+v", f)
+			}
+			// The bond would hash it as a non-IP frame: layer2 of
+			// 0x8100 (see TestPacketHashVectors).
+			if p := f.Packet(); p.EtherType != 0x8100 || p.Src.IsValid() {
+				t.Errorf("hash input of an in-frame tag: %+v", p)
+			}
+		})
+	}
+}
+
+// TestHelperOpenUnprivileged opens a meter as an unprivileged user and
+// prints the error.
+func TestHelperOpenUnprivileged(t *testing.T) {
+	if os.Getenv("FLOWMETER_HELPER_UNPRIVILEGED") == "" {
+		t.Skip("run by TestOpenUnprivileged")
+	}
+	m, err := Open(Options{})
+	if err == nil {
+		m.Close()
+		fmt.Println("opened")
+		os.Exit(0)
+	}
+	fmt.Println(err)
+	os.Exit(0)
+}
+
+// Without root, Open fails and says what root and CAP_NET_RAW would add.
+func TestOpenUnprivileged(t *testing.T) {
+	needRoot(t)
+	// nobody must be able to run a copy of this test binary.
+	dir, err := os.MkdirTemp("", "flowmeter-unpriv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	bin, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe := dir + "/flowmeter.test"
+	if err := os.WriteFile(exe, bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "-test.run=^TestHelperOpenUnprivileged$")
+	cmd.Env = append(os.Environ(), "FLOWMETER_HELPER_UNPRIVILEGED=1")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("helper as nobody: %v: %s", err, out)
+	}
+	msg := string(out)
+	t.Logf("as nobody: %s", msg)
+	for _, want := range []string{"no flow meter", "Root", "CAP_BPF", "CAP_NET_RAW alone would sample 1 in 100"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the error does not say %q: %s", want, msg)
 		}
 	}
 }
