@@ -655,3 +655,114 @@ func TestFlowMeterOverhead(t *testing.T) {
 		t.Errorf("throughput with the meter is %.2f of without", ratio)
 	}
 }
+
+// TestFlowMeterVLAN: three "VMs" on access ports of a VLAN-aware bridge
+// (VLANs 100, 101, 102), the bond a trunk port: the bridge hands the bond
+// frames with the tag offloaded. The meter must key every flow by its VLAN,
+// and under vlan+srcmac (which hashes the tag and the source MAC) every tx
+// flow must sit on the predicted slave; the three VLANs spread over the
+// three slaves.
+func TestFlowMeterVLAN(t *testing.T) {
+	p := NewPair(t, 144, 3)
+	spec := BondSpec{Mode: "balance-xor", XmitHashPolicy: "vlan+srcmac"}
+	p.Root.Bond(t, p.Bond, spec, p.Slaves...)
+	p.Peer.Bond(t, "pbond0", spec, p.Far...)
+	filtering := true
+	if err := p.Root.NL.LinkAdd(&netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: "br0"}, VlanFiltering: &filtering}); err != nil {
+		t.Fatalf("VLAN-aware bridge: %v", err)
+	}
+	t.Cleanup(func() {
+		if lk, err := p.Root.NL.LinkByName("br0"); err == nil {
+			p.Root.NL.LinkDel(lk)
+		}
+	})
+	br := p.Root.Link(t, "br0").Attrs().Index
+	if err := p.Root.NL.LinkSetMasterByIndex(p.Root.Link(t, p.Bond), br); err != nil {
+		t.Fatal(err)
+	}
+	peerMAC := p.Peer.Link(t, "pbond0").Attrs().HardwareAddr
+	var vms []*NS
+	for i, vid := range []uint16{100, 101, 102} {
+		vm := NewNS(t, fmt.Sprintf("vm%d", i))
+		tap := fmt.Sprintf("vmtap%d", i)
+		p.Root.Veth(t, tap, vm, "vmeth")
+		if err := p.Root.NL.LinkSetMasterByIndex(p.Root.Link(t, tap), br); err != nil {
+			t.Fatal(err)
+		}
+		// An access port: untagged in, the VLAN its pvid.
+		if err := p.Root.NL.BridgeVlanAdd(p.Root.Link(t, tap), vid, true, true, false, true); err != nil {
+			t.Fatal(err)
+		}
+		// The bond: a trunk carrying the VLAN tagged.
+		if err := p.Root.NL.BridgeVlanAdd(p.Root.Link(t, p.Bond), vid, false, false, false, true); err != nil {
+			t.Fatal(err)
+		}
+		vm.Addr(t, "vmeth", fmt.Sprintf("198.18.%d.10/24", 144+i))
+		// Nothing answers ARP on the tagged side: the peer's MAC is
+		// set by hand.
+		if err := vm.NL.NeighAdd(&netlink.Neigh{LinkIndex: vm.Link(t, "vmeth").Attrs().Index, State: netlink.NUD_PERMANENT,
+			IP: net.IPv4(198, 18, byte(144+i), 2), HardwareAddr: peerMAC}); err != nil {
+			t.Fatal(err)
+		}
+		vms = append(vms, vm)
+	}
+	p.Root.Up(t, "br0")
+	b := bondWhenUsable(t, p.Bond, 3)
+	k, _, err := bonding.RunningKernel(os.DirFS("/"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pred, err := bonding.NewPredictor(b, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &meterLab{p: p}
+	m := openLabMeter(t, l, flowmeter.Options{})
+	c0 := l.counters(t)
+	for i, vm := range vms {
+		udp(t, vm, net.IPv4(198, 18, byte(144+i), 10), net.IPv4(198, 18, byte(144+i), 2), 8, 20, 500, 30000)
+	}
+	time.Sleep(200 * time.Millisecond)
+	r := readMeter(t, m)
+	c1 := l.counters(t)
+	var metered [3]uint64
+	on := map[string]bool{}
+	checked := 0
+	for i := range r.Flows {
+		f := &r.Flows[i]
+		if f.Direction != flowmeter.Tx {
+			continue
+		}
+		for j, s := range p.Slaves {
+			if s == f.Slave {
+				metered[j] += f.Bytes
+			}
+		}
+		if f.Proto != bonding.ProtoUDP {
+			continue
+		}
+		checked++
+		vid := f.VLAN & 0x0fff
+		if f.FrameTPID != 0 || vid < 100 || vid > 102 || f.Src.As4()[2] != byte(144+vid-100) {
+			t.Errorf("flow %v:%d: VLAN %d (tag in frame: %#x), want the VM's VLAN offloaded", f.Src, f.SrcPort, f.VLAN, f.FrameTPID)
+		}
+		pk := f.Packet()
+		c, err := pred.Predict(&pk)
+		if err != nil || c.Outcome != bonding.Hashed || c.Slave != f.Slave {
+			t.Errorf("flow %v:%d VLAN %d: on %s, predicted %+v (%v)", f.Src, f.SrcPort, vid, f.Slave, c, err)
+		}
+		on[f.Slave] = true
+	}
+	for _, lo := range r.Lost {
+		t.Errorf("lost %+v", lo)
+	}
+	if checked != 24 || len(on) != 3 {
+		t.Errorf("%d UDP flows on %d slaves, want 24 on 3", checked, len(on))
+	}
+	for j, s := range p.Slaves {
+		if want := c1[s][0] - c0[s][0]; metered[j] != want {
+			t.Errorf("%s tx: meter %d bytes, slave counters %d", s, metered[j], want)
+		}
+	}
+	Measure(t, "flowmeter_vlan_flows_checked", float64(checked), "")
+}
