@@ -697,6 +697,12 @@ func TestFlowMeterVLAN(t *testing.T) {
 		if err := p.Root.NL.BridgeVlanAdd(p.Root.Link(t, p.Bond), vid, false, false, false, true); err != nil {
 			t.Fatal(err)
 		}
+		// One MAC for all three (each VLAN learns its own): vlan+srcmac
+		// then hashes 0x020000 ^ VLAN, and 100, 101, 102 land on three
+		// different slaves (mod 3: 0, 1, 2).
+		if err := vm.NL.LinkSetHardwareAddr(vm.Link(t, "vmeth"), net.HardwareAddr{2, 0, 0, 0, 0, 0}); err != nil {
+			t.Fatal(err)
+		}
 		vm.Addr(t, "vmeth", fmt.Sprintf("198.18.%d.10/24", 144+i))
 		// Nothing answers ARP on the tagged side: the peer's MAC is
 		// set by hand.
