@@ -3,6 +3,7 @@ package flowmeter
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net/netip"
 	"sort"
 	"strings"
@@ -37,11 +38,15 @@ type ebpfMeter struct {
 	vals    []meterFlowCounters
 	idle    []meterFlowKey
 	batchOK bool
+	stats   io.Closer // the kernel's run time statistics, while held
 }
 
 // noL4HashWarning keys the warning of a meter that cannot read l4_hash
 // (warnings are per ifindex; no interface has this one).
-const noL4HashWarning = -1
+const (
+	noL4HashWarning = -1
+	noStatsWarning  = -2
+)
 
 // loadWithoutL4Hash loads the meter with its l4_hash read turned off,
 // relocated against the object's own types instead of the kernel's (which
@@ -79,6 +84,11 @@ func openEBPF(opts Options) (*ebpfMeter, error) {
 			return nil, fmt.Errorf("loading the eBPF flow meter: %w", err)
 		}
 		m.warn[noL4HashWarning] = "the kernel does not show the socket buffer's l4_hash to the meter (" + err.Error() + "): encap3+4 predictions of flows with a socket or NIC hash may be wrong"
+	}
+	if opts.KernelStats {
+		if m.stats, err = ebpf.EnableStats(unix.BPF_STATS_RUN_TIME); err != nil {
+			m.warn[noStatsWarning] = "the kernel does not time the meter's programs: " + err.Error()
+		}
 	}
 	// What a bondtop killed before its Close left behind.
 	if err := removeStaleFilters(m.owner, nil); err != nil {
@@ -156,6 +166,10 @@ func (m *ebpfMeter) Close() error {
 	if err := m.objs.Close(); err != nil {
 		errs = append(errs, err)
 	}
+	if m.stats != nil {
+		m.stats.Close()
+		m.stats = nil
+	}
 	return errors.Join(errs...)
 }
 
@@ -197,6 +211,14 @@ func (m *ebpfMeter) Read() (Reading, error) {
 	}
 	r.Attach = m.attachKind()
 	r.Warnings = m.warnings()
+	if m.stats != nil {
+		for _, p := range []*ebpf.Program{m.objs.MeterEgress, m.objs.MeterIngress} {
+			if st, err := p.Stats(); err == nil {
+				r.KernelCPU += st.Runtime
+				r.KernelRuns += st.RunCount
+			}
+		}
+	}
 	return r, nil
 }
 

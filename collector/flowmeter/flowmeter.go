@@ -174,6 +174,11 @@ type Reading struct {
 	// Attach says how the meter is attached: "tcx", "clsact" or
 	// "af_packet" ("clsact+tcx" if slaves differ; "" before Sync).
 	Attach string
+	// KernelCPU is the CPU time the eBPF programs spent, and KernelRuns
+	// how often they ran, since Open: counted only with
+	// Options.KernelStats (zero otherwise).
+	KernelCPU  time.Duration
+	KernelRuns uint64
 }
 
 // Meter measures the flows of a set of slaves.
@@ -203,6 +208,11 @@ type Options struct {
 	ForceClsact bool
 	// NoEBPF skips the eBPF meter and goes straight to the fallback.
 	NoEBPF bool
+	// KernelStats has the kernel time the meter's programs
+	// (Reading.KernelCPU). While the meter is open the kernel then times
+	// every BPF program on the host (a clock read per run; off again at
+	// Close or exit).
+	KernelStats bool
 }
 
 // Defaults for Options.

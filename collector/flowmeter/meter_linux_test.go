@@ -129,7 +129,7 @@ func TestMeterCountsEveryFrame(t *testing.T) {
 	}{{"tcx", false, "tcx"}, {"clsact", true, "clsact"}} {
 		t.Run(tc.name, func(t *testing.T) {
 			l := newVethLab(t)
-			m := openMeter(t, Options{ForceClsact: tc.force})
+			m := openMeter(t, Options{ForceClsact: tc.force, KernelStats: true})
 			closed := false
 			defer func() {
 				if !closed {
@@ -223,6 +223,14 @@ func TestMeterCountsEveryFrame(t *testing.T) {
 				if f == nil || f.Packets != 3 {
 					t.Errorf("echo type %d id %d (%v): %+v, want 3 packets", d.typ, echoID, d.dir, f)
 				}
+			}
+			// Every socket buffer (a GSO super-packet once, as veth
+			// counts it) ran a program once, timed.
+			skbs := after.TxPackets - before.TxPackets + after.RxPackets - before.RxPackets
+			if r.KernelRuns < skbs || r.KernelCPU <= 0 {
+				t.Errorf("kernel statistics: %d runs in %v for %d socket buffers", r.KernelRuns, r.KernelCPU, skbs)
+			} else {
+				t.Logf("the programs ran %d times, %v in all (%v per run)", r.KernelRuns, r.KernelCPU, r.KernelCPU/time.Duration(r.KernelRuns))
 			}
 			if r.MapEntries != len(r.Flows) || r.MapSize != DefaultMaxFlows || len(r.Lost) != 0 {
 				t.Errorf("map %d/%d for %d flows, lost %v", r.MapEntries, r.MapSize, len(r.Flows), r.Lost)

@@ -380,7 +380,7 @@ func TestFlowMeter(t *testing.T) {
 			sn := subnet
 			t.Run(name, func(t *testing.T) {
 				l := newMeterLab(t, sn, 3, BondSpec{Mode: sc.mode, XmitHashPolicy: sc.policy}, sc.routed)
-				m := openLabMeter(t, l, flowmeter.Options{ForceClsact: force})
+				m := openLabMeter(t, l, flowmeter.Options{ForceClsact: force, KernelStats: true})
 				if r := readMeter(t, m); r.Attach != att || r.Source != flowmeter.SourceEBPF {
 					t.Fatalf("meter attached through %q (%s), want %q", r.Attach, r.Source, att)
 				}
@@ -391,6 +391,11 @@ func TestFlowMeter(t *testing.T) {
 				time.Sleep(200 * time.Millisecond)
 				r := readMeter(t, m)
 				l.checkSums(t, name, r, c0, meterSlaveTolerance, 2000)
+				if r.KernelRuns == 0 {
+					t.Errorf("no program runs counted")
+				} else {
+					Measure(t, "flowmeter_kernel_ns_per_packet["+name+"]", float64(r.KernelCPU.Nanoseconds())/float64(r.KernelRuns), "ns")
+				}
 				l.checkPredictions(t, name, r, netip.MustParseAddr(l.vmIP.String()))
 				vmtap := l.p.Root.Link(t, "vmtap").Attrs().Index
 				for _, f := range r.Flows {
