@@ -486,10 +486,25 @@ func TestFlowMeterFallback(t *testing.T) {
 	// About 60000 frames per slave and direction: some 600 samples each.
 	udp(t, l.vm, l.vmIP, l.peerIP, 64, 1900, 100, 30000)
 	udp(t, l.p.Peer, l.peerIP, l.vmIP, 64, 1900, 100, 31000)
-	time.Sleep(300 * time.Millisecond)
+	// The sampling sockets may still hold samples their readers have not
+	// taken (the VM's CPU is emulated): read until the totals settle.
+	var r flowmeter.Reading
+	var last [2]uint64
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+		time.Sleep(300 * time.Millisecond)
+		r = readMeter(t, m)
+		var now [2]uint64
+		for _, f := range r.Flows {
+			now[f.Direction] += f.Bytes
+		}
+		if now == last {
+			break
+		}
+		last = now
+	}
 	// One sample stands for 100 frames: a slave with almost no traffic
 	// may show a few samples' worth more or less.
-	l.checkSums(t, "fallback-1:100", readMeter(t, m), c0, 0.15, 3*100*1514)
+	l.checkSums(t, "fallback-1:100", r, c0, 0.15, 3*100*1514)
 }
 
 // flowmeterHelper is a bondtop that a test kills: it attaches the meter
@@ -771,7 +786,8 @@ func TestFlowMeterVLAN(t *testing.T) {
 		t.Errorf("%d UDP flows on %d slaves, want 24 on 3", checked, len(on))
 	}
 	for j, s := range p.Slaves {
-		if want := c1[s][0] - c0[s][0]; metered[j] != want {
+		// A frame or two may cross between the two reads.
+		if want := c1[s][0] - c0[s][0]; math.Abs(float64(metered[j])-float64(want)) > 2000 {
 			t.Errorf("%s tx: meter %d bytes, slave counters %d", s, metered[j], want)
 		}
 	}
