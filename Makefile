@@ -3,24 +3,28 @@
 #   make build       static binary in ./bin/bondtop (CGO_ENABLED=0)
 #   make test        everything CI runs: deps, lint, unit tests with -race, the lab
 #   make lint        gofmt, go vet, staticcheck
-#   make lab-deps    qemu + Debian's kernel into .cache/lab (needs root/apt)
-#   make test-lab    the real-kernel suite (boots a VM with the bonding driver)
-#   make lab-fixtures  capture fixture trees from the lab into testdata/lab
+#   make lab-deps    qemu, tc, bpftool + Debian's 6.1 and 6.12 kernels into .cache/lab (needs root/apt)
+#   make test-lab    the real-kernel suite, once on each kernel (TestLab/kernel-6.1, TestLab/kernel-6.12)
+#   make lab-fixtures  capture fixture trees from the lab (kernel $(LAB_FIXTURES_KERNEL)) into testdata/lab
 #   make fuzz        every parser's fuzz target, FUZZTIME each (default 60s)
 #   make bench       the benchmarks quoted in the README
+#   make generate    the flow meter's eBPF objects from C (needs clang, llvm)
+#   make check-generate  the committed eBPF objects are what generate makes
 
 GO          ?= go
 STATICCHECK_VERSION := v0.8.2
 GOBIN       := $(shell $(GO) env GOPATH)/bin
 VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
 FUZZTIME    ?= 60s
+# The kernel whose trees testdata/lab holds (their golden files were reviewed on it).
+LAB_FIXTURES_KERNEL ?= 6.1
 
-.PHONY: build test deps tools lint unit lab-deps test-lab lab-fixtures fuzz bench clean
+.PHONY: build test deps tools lint unit lab-deps test-lab lab-fixtures fuzz bench clean generate check-generate
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o bin/bondtop ./cmd/bondtop
 
-test: deps lint unit test-lab
+test: deps lint check-generate unit test-lab
 
 deps: tools lab-deps
 	./scripts/test-deps.sh
@@ -41,12 +45,14 @@ unit:
 lab-deps:
 	./scripts/lab-deps.sh
 
+# One VM run per kernel, each its own subtest: TestLab/kernel-6.1 and
+# TestLab/kernel-6.12 (BONDTOP_LAB_KERNEL=6.12 picks one).
 test-lab:
 	@./scripts/lab-deps.sh || { [ "$$CI" != true ] && echo "lab: dependencies missing; the lab tests will say why and skip (CI fails here)"; }
-	$(GO) test -count=1 -v -timeout 20m ./lab/...
+	$(GO) test -count=1 -v -timeout 40m ./lab/...
 
 lab-fixtures: lab-deps
-	$(GO) test -count=1 -v -timeout 20m -run TestLab ./lab/ -args -fixtures $(CURDIR)/testdata/lab
+	BONDTOP_LAB_KERNEL=$(LAB_FIXTURES_KERNEL) $(GO) test -count=1 -v -timeout 20m -run TestLab ./lab/ -args -fixtures $(CURDIR)/testdata/lab
 
 # Every fuzz target, FUZZTIME each, one after the other.
 FUZZ_TARGETS := bonding:FuzzParseProc bonding:FuzzParseNetDev bonding:FuzzReadSysfs \
@@ -54,7 +60,8 @@ FUZZ_TARGETS := bonding:FuzzParseProc bonding:FuzzParseNetDev bonding:FuzzReadSy
 	cmd/bondtop:FuzzParseAllow \
 	intent:FuzzNetplan intent:FuzzNMKeyfile intent:FuzzIfcfg intent:FuzzNetworkd intent:FuzzIfupdown \
 	internal/printable:FuzzString \
-	drill:FuzzPeerNotification
+	drill:FuzzPeerNotification \
+	collector/flowmeter:FuzzParseFrame
 
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
@@ -64,8 +71,16 @@ fuzz:
 	done
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./bonding/ ./collector/ ./ui/ ./cmd/bondtop/
+	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./bonding/ ./collector/ ./collector/flowmeter/ ./ui/ ./cmd/bondtop/
 	$(GO) test -run '^$$' -bench Loopback -count 5 ./load/
+
+# The eBPF flow meter: C compiled by clang through bpf2go; the objects and
+# their Go bindings are committed, so `go build` needs no clang.
+generate:
+	$(GO) generate ./collector/flowmeter/
+
+check-generate:
+	GO=$(GO) ./scripts/check-generate.sh
 
 clean:
 	rm -rf bin

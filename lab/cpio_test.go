@@ -6,8 +6,7 @@ import (
 	"testing"
 )
 
-// TestCPIOWriter reads the archive back by the newc rules: 110-byte
-// header, name padded to 4 bytes, data padded to 4 bytes.
+// TestCPIOWriter reads the archive back by the newc rules.
 func TestCPIOWriter(t *testing.T) {
 	var buf bytes.Buffer
 	w := NewCPIOWriter(&buf)
@@ -20,16 +19,38 @@ func TestCPIOWriter(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	type entry struct {
-		name string
-		mode uint64
-		data string
+	got := readCPIO(t, buf.Bytes())
+	want := []cpioEntry{
+		{"lib", cpioDir | 0o755, ""},
+		{"lib/x.ko", cpioFile | 0o644, "hello"},
+		{"TRAILER!!!", 0, ""},
 	}
-	var got []entry
-	b := buf.Bytes()
+	if len(got) != len(want) {
+		t.Fatalf("got %d entries %v, want %v", len(got), got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("entry %d = %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}
+
+// cpioEntry is one entry of a newc archive, as readCPIO reads it back.
+type cpioEntry struct {
+	name string
+	mode uint64
+	data string
+}
+
+// readCPIO reads a newc archive by its rules: 110-byte header, name padded
+// to 4 bytes, data padded to 4 bytes.
+func readCPIO(t *testing.T, b []byte) []cpioEntry {
+	t.Helper()
+	var got []cpioEntry
+	total := len(b)
 	for len(b) > 0 {
 		if len(b) < 110 || string(b[:6]) != "070701" {
-			t.Fatalf("bad header at %d: %q", buf.Len()-len(b), b[:min(len(b), 16)])
+			t.Fatalf("bad header at %d: %q", total-len(b), b[:min(len(b), 16)])
 		}
 		field := func(i int) uint64 {
 			v, err := strconv.ParseUint(string(b[6+8*i:14+8*i]), 16, 32)
@@ -44,20 +65,8 @@ func TestCPIOWriter(t *testing.T) {
 		off = (off + 3) &^ 3
 		data := string(b[off : off+int(size)])
 		off = (off + int(size) + 3) &^ 3
-		got = append(got, entry{name, mode, data})
+		got = append(got, cpioEntry{name, mode, data})
 		b = b[off:]
 	}
-	want := []entry{
-		{"lib", cpioDir | 0o755, ""},
-		{"lib/x.ko", cpioFile | 0o644, "hello"},
-		{"TRAILER!!!", 0, ""},
-	}
-	if len(got) != len(want) {
-		t.Fatalf("got %d entries %v, want %v", len(got), got, want)
-	}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Errorf("entry %d = %+v, want %+v", i, got[i], want[i])
-		}
-	}
+	return got
 }

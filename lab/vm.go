@@ -20,6 +20,10 @@ type VM struct {
 	ConsoleLog string   // file that receives ttyS0
 	MemoryMB   int      // default 512
 	CPUs       int      // default 2
+	// SingleThread runs every vCPU on one host thread
+	// (-accel tcg,thread=single), for kernels that multi-threaded TCG
+	// breaks (see Kernel.SingleThreadTCG).
+	SingleThread bool
 }
 
 // QEMU returns the qemu binary: $BONDTOP_LAB_QEMU, or qemu-system-x86_64
@@ -56,6 +60,8 @@ func (vm *VM) Args() []string {
 	// boots). BONDTOP_LAB_ACCEL=kvm opts in where KVM works.
 	if os.Getenv("BONDTOP_LAB_ACCEL") == "kvm" {
 		args = append(args, "-accel", "kvm", "-cpu", "host")
+	} else if vm.SingleThread {
+		args = append(args, "-accel", "tcg,thread=single", "-cpu", "max")
 	} else {
 		args = append(args, "-accel", "tcg", "-cpu", "max")
 	}

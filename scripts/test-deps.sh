@@ -43,3 +43,11 @@ if ! command -v netplan >/dev/null && [ ! -x /usr/sbin/netplan ]; then
 	apt_install netplan.io
 fi
 echo "test-deps: netplan $(dpkg-query -W -f='${Version}' netplan.io 2>/dev/null || echo present)"
+
+# clang and llvm-strip: the flow meter's eBPF program is compiled from C
+# (make generate), and check-generate proves the committed objects are what
+# this clang makes (Debian bookworm: clang 14).
+if ! command -v clang >/dev/null || ! command -v llvm-strip >/dev/null; then
+	apt_install clang llvm
+fi
+echo "test-deps: $(clang --version | head -1)"

@@ -25,9 +25,8 @@ const (
 )
 
 // openMeter opens the in-kernel flow meter (eBPF, else the sampled
-// fallback); nil in a build without one. flowmeter.Open is assigned here
-// by meter_open.go.
-var openMeter func(flowmeter.Options) (flowmeter.Meter, error)
+// fallback); a variable so that tests can run without one (nil).
+var openMeter = flowmeter.Open
 
 // startMeter opens the meter for a live run. It returns the meter (nil
 // when there is none) and, without one, the reason every bond's traffic

@@ -54,17 +54,29 @@ type Key struct {
 	VLAN uint16
 	// EtherType of the frame (after a VLAN tag): 0x0800, 0x86DD, 0x0806...
 	EtherType uint16
-	// Proto is the IP protocol (IPv6: the first next header); 0 for
-	// non-IP frames.
+	// Proto is the IP protocol (IPv6: the first next header, as the
+	// bond's hash reads it, except that a fragment shows the fragment
+	// header's next header); 0 for non-IP frames.
 	Proto uint8
 	// Src and Dst are the IP addresses; invalid (zero) for non-IP frames.
 	Src, Dst netip.Addr
 	// SrcPort and DstPort for TCP, UDP, UDP-Lite, SCTP and DCCP. For ICMP
-	// and ICMPv6 echo, DstPort holds the identifier and SrcPort is 0.
+	// and ICMPv6 echo, DstPort holds the identifier and SrcPort is 0; for
+	// ESP and AH they hold the SPI's high and low halves.
 	SrcPort, DstPort uint16
 	// Fragment marks a fragment of a fragmented IP datagram (ports are
 	// then zero: only the first fragment carries them).
 	Fragment bool
+	// ICMPType and ICMPCode of an ICMP or ICMPv6 message (the hash reads
+	// them with the identifier).
+	ICMPType, ICMPCode uint8
+	// FrameTPID is the TPID (0x8100, 0x88a8) of a VLAN tag still inside
+	// the frame rather than offloaded to the socket buffer; 0 otherwise.
+	// The bond hashes such a frame as non-IP, by its MACs.
+	FrameTPID uint16
+	// Quoted is the header an ICMP error quotes (layer2+3 and layer3+4
+	// hash the error by it); zero for other frames.
+	Quoted bonding.Quoted
 }
 
 // Counters are a flow's cumulative totals since the meter first saw it.
@@ -97,20 +109,34 @@ type Flow struct {
 }
 
 // Packet is the frame description the bond's transmit hash reads for f.
+// (A frame whose EtherType field is 0, an 802.3 length of 0, or whose IP
+// header was cut short has no such description: bonding.Hash refuses it.)
 func (f *Flow) Packet() bonding.Flow {
 	p := bonding.Flow{
 		SrcMAC: f.SrcMAC, DstMAC: f.DstMAC, EtherType: f.EtherType,
 		VLAN: f.VLAN, Proto: f.Proto, Fragment: f.Fragment, L4Hash: f.L4Hash,
 	}
-	if f.EtherType == 0x0800 || f.EtherType == 0x86DD {
-		p.EtherType = 0
-		p.Src, p.Dst = f.Src, f.Dst
-		switch f.Proto {
-		case bonding.ProtoICMP, bonding.ProtoICMPv6:
-			p.ICMPID = f.DstPort
-		default:
-			p.SrcPort, p.DstPort = f.SrcPort, f.DstPort
-		}
+	if f.FrameTPID != 0 {
+		// The tag is in the frame: for the bond its EtherType is the
+		// TPID, and it hashes the frame by layer2.
+		p.EtherType = f.FrameTPID
+		return p
+	}
+	if (f.EtherType != bonding.EtherTypeIPv4 && f.EtherType != bonding.EtherTypeIPv6) || !f.Src.IsValid() {
+		return p
+	}
+	p.EtherType = 0
+	p.Src, p.Dst = f.Src, f.Dst
+	switch f.Proto {
+	case bonding.ProtoICMP, bonding.ProtoICMPv6:
+		p.ICMPType, p.ICMPCode = f.ICMPType, f.ICMPCode
+		p.ICMPID = f.DstPort
+		p.Quoted = f.Quoted
+	case bonding.ProtoESP, bonding.ProtoAH:
+		// The meter keeps the SPI in the port fields.
+		p.SPI = uint32(f.SrcPort)<<16 | uint32(f.DstPort)
+	default:
+		p.SrcPort, p.DstPort = f.SrcPort, f.DstPort
 	}
 	return p
 }
@@ -142,6 +168,17 @@ type Reading struct {
 	MapEntries, MapSize int
 	// Warnings say what went wrong on a slave (an attach that failed).
 	Warnings []string
+	// Why says, when Source is not SourceEBPF, why the in-kernel meter
+	// is not running (and what would enable it).
+	Why string
+	// Attach says how the meter is attached: "tcx", "clsact" or
+	// "af_packet" ("clsact+tcx" if slaves differ; "" before Sync).
+	Attach string
+	// KernelCPU is the CPU time the eBPF programs spent, and KernelRuns
+	// how often they ran, since Open: counted only with
+	// Options.KernelStats (zero otherwise).
+	KernelCPU  time.Duration
+	KernelRuns uint64
 }
 
 // Meter measures the flows of a set of slaves.
@@ -158,7 +195,8 @@ type Meter interface {
 
 // Options tune Open.
 type Options struct {
-	// MaxFlows bounds the flow map (default DefaultMaxFlows).
+	// MaxFlows bounds the flow map (default DefaultMaxFlows); beyond it
+	// bytes count in Reading.Lost.
 	MaxFlows int
 	// SampleRate is N for the sampled fallback (default DefaultSampleRate).
 	SampleRate int
@@ -170,6 +208,11 @@ type Options struct {
 	ForceClsact bool
 	// NoEBPF skips the eBPF meter and goes straight to the fallback.
 	NoEBPF bool
+	// KernelStats has the kernel time the meter's programs
+	// (Reading.KernelCPU). While the meter is open the kernel then times
+	// every BPF program on the host (a clock read per run; off again at
+	// Close or exit).
+	KernelStats bool
 }
 
 // Defaults for Options.

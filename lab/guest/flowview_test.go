@@ -1,7 +1,4 @@
-//go:build linux && flowmeter_open
-
-// The build constraint falls with the flow meter's merge (flowmeter.Open
-// and this file's helpers, newMeterLab and udp, come with it).
+//go:build linux
 
 package guest
 

@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/vishvananda/netlink"
@@ -95,12 +94,14 @@ func setup(report *os.File) error {
 		tio.Oflag &^= unix.OPOST
 		unix.IoctlSetTermios(int(report.Fd()), unix.TCSETS, tio)
 	}
-	// Dependencies first: tls for bonding, llc and stp for the bridge,
-	// inet_diag for the TCP and UDP socket dumps (the flow table; without
-	// modprobe in the VM the kernel cannot load them on demand).
+	// Dependencies first: tls for bonding; the clsact qdisc (sch_ingress)
+	// and the BPF classifier that eBPF at TC needs; llc and stp for the
+	// bridge; inet_diag for the TCP and UDP socket dumps (the flow table).
+	// Without modprobe in the VM the kernel cannot load them on demand.
 	// max_bonds=0, or the driver creates a bond0 of its own.
 	for _, m := range []struct{ name, params string }{
 		{"tls", ""}, {"bonding", "max_bonds=0"}, {"veth", ""},
+		{"sch_ingress", ""}, {"cls_bpf", ""},
 		{"llc", ""}, {"stp", ""}, {"bridge", ""},
 		{"inet_diag", ""}, {"tcp_diag", ""}, {"udp_diag", ""},
 	} {
@@ -115,24 +116,17 @@ func setup(report *os.File) error {
 	return netlink.LinkSetUp(lo)
 }
 
-// loadModule loads /lib/modules/<name>.ko, as the host packed it. A
-// compressed module is handed to the kernel to decompress.
+// loadModule loads /lib/modules/<name>.ko, which the host packed
+// decompressed.
 func loadModule(name, params string) error {
-	matches, _ := filepath.Glob("/lib/modules/" + name + ".ko*")
-	if len(matches) == 0 {
-		return fmt.Errorf("module %s is not in the initramfs", name)
-	}
-	f, err := os.Open(matches[0])
+	path := "/lib/modules/" + name + ".ko"
+	f, err := os.Open(path)
 	if err != nil {
-		return err
+		return fmt.Errorf("module %s is not in the initramfs: %w", name, err)
 	}
 	defer f.Close()
-	flags := 0
-	if !strings.HasSuffix(matches[0], ".ko") {
-		flags = unix.MODULE_INIT_COMPRESSED_FILE
-	}
-	if err := unix.FinitModule(int(f.Fd()), params, flags); err != nil && !errors.Is(err, unix.EEXIST) {
-		return fmt.Errorf("finit_module %s: %w", matches[0], err)
+	if err := unix.FinitModule(int(f.Fd()), params, 0); err != nil && !errors.Is(err, unix.EEXIST) {
+		return fmt.Errorf("finit_module %s: %w", path, err)
 	}
 	return nil
 }

@@ -4,11 +4,14 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // The kernel's own view, read here with the plainest code possible and
@@ -152,3 +155,54 @@ func Show[T any](p *T) string {
 
 // Is reports whether the pointer field holds want.
 func Is[T comparable](p *T, want T) bool { return p != nil && *p == want }
+
+// KernelVersion is the running kernel, as uname(2) reports it, for
+// scenarios whose expectations change with the kernel (the lab boots 6.1
+// and 6.12).
+type KernelVersion struct {
+	Release      string // "6.12.117+deb12-amd64"
+	Major, Minor int
+}
+
+// Kernel returns the running kernel's version.
+func Kernel(t testing.TB) KernelVersion {
+	t.Helper()
+	var uts unix.Utsname
+	if err := unix.Uname(&uts); err != nil {
+		t.Fatalf("uname: %v", err)
+	}
+	k := KernelVersion{Release: unix.ByteSliceToString(uts.Release[:])}
+	if _, err := fmt.Sscanf(k.Release, "%d.%d", &k.Major, &k.Minor); err != nil {
+		t.Fatalf("kernel release %q: %v", k.Release, err)
+	}
+	return k
+}
+
+// AtLeast reports whether the kernel is major.minor or newer.
+func (k KernelVersion) AtLeast(major, minor int) bool {
+	return k.Major > major || k.Major == major && k.Minor >= minor
+}
+
+// TCX reports whether BPF programs attach at TC through TCX links (Linux
+// 6.6 and later); older kernels have only the clsact qdisc with cls_bpf
+// filters.
+func (k KernelVersion) TCX() bool { return k.AtLeast(6, 6) }
+
+func (k KernelVersion) String() string { return k.Release }
+
+// Judge runs one of the tools the host packs into /bin as judges (lab.Judges:
+// iproute2's tc, bpftool) and returns its standard output; it fails the test
+// when the tool fails. Tests call it to see the kernel's view through a tool
+// other than bondtop (tc filter show, bpftool map dump); bondtop never runs
+// these.
+func Judge(t testing.TB, tool string, args ...string) string {
+	t.Helper()
+	var stderr strings.Builder
+	cmd := exec.Command("/bin/"+tool, args...)
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s %s: %v: %s", tool, strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	return string(out)
+}

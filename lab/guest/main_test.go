@@ -16,8 +16,11 @@ func TestMain(m *testing.M) {
 		fmt.Println("lab/guest: these tests run inside the lab VM only; run go test ./lab/ (or make test-lab)")
 		os.Exit(0)
 	}
-	if os.Getenv(helperEnv) == "unprivileged-read" {
+	switch os.Getenv(helperEnv) {
+	case "unprivileged-read":
 		os.Exit(unprivilegedRead())
+	case "flowmeter-true", "flowmeter-false":
+		os.Exit(flowmeterHelper(os.Getenv(helperEnv) == "flowmeter-true"))
 	}
 	os.Exit(m.Run())
 }

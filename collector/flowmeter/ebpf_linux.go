@@ -1,0 +1,394 @@
+package flowmeter
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/bondtop/bondtop/bonding"
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/rlimit"
+	"golang.org/x/sys/unix"
+)
+
+// The flags of flow_key (bpf/flowmeter.c).
+const (
+	keyFragment       = 1
+	keyQuoted         = 2
+	keyQuotedFragment = 4
+	keyIP             = 8
+)
+
+// ebpfMeter is the in-kernel meter: one loaded program pair and its maps,
+// attached to every slave Sync names.
+type ebpfMeter struct {
+	mu      sync.Mutex
+	opts    Options
+	objs    meterObjects
+	owner   owner
+	slaves  map[int]*attachment
+	noTCX   bool // the kernel has no TCX: every slave goes through clsact
+	warn    map[int]string
+	keys    []meterFlowKey
+	vals    []meterFlowCounters
+	idle    []meterFlowKey
+	batchOK bool
+	stats   io.Closer // the kernel's run time statistics, while held
+}
+
+// noL4HashWarning keys the warning of a meter that cannot read l4_hash
+// (warnings are per ifindex; no interface has this one).
+const (
+	noL4HashWarning = -1
+	noStatsWarning  = -2
+)
+
+// loadWithoutL4Hash loads the meter with its l4_hash read turned off,
+// relocated against the object's own types instead of the kernel's (which
+// may be missing): the read is dead code the verifier drops, whatever its
+// relocations resolve to.
+func loadWithoutL4Hash(spec *ebpf.CollectionSpec, objs *meterObjects) error {
+	v, ok := spec.Variables["read_l4_hash"]
+	if !ok {
+		return errors.New("no read_l4_hash in the meter's object")
+	}
+	if err := v.Set(uint8(0)); err != nil {
+		return err
+	}
+	return spec.LoadAndAssign(objs, &ebpf.CollectionOptions{Programs: ebpf.ProgramOptions{KernelTypes: spec.Types}})
+}
+
+// openEBPF loads the meter's program and maps. Nothing is attached yet.
+func openEBPF(opts Options) (*ebpfMeter, error) {
+	// Kernels before 5.11 charge BPF memory to RLIMIT_MEMLOCK.
+	_ = rlimit.RemoveMemlock()
+	spec, err := loadMeter()
+	if err != nil {
+		return nil, err
+	}
+	spec.Maps[meterMapFlows].MaxEntries = uint32(opts.MaxFlows)
+	m := &ebpfMeter{opts: opts, owner: self(), slaves: map[int]*attachment{}, warn: map[int]string{}, batchOK: true}
+	if err := spec.LoadAndAssign(&m.objs, nil); err != nil {
+		// Reading skb->l4_hash needs the kernel's BTF and
+		// bpf_probe_read_kernel; without them the meter still counts.
+		if err2 := loadWithoutL4Hash(spec, &m.objs); err2 != nil {
+			var ve *ebpf.VerifierError
+			if errors.As(err, &ve) {
+				return nil, fmt.Errorf("the kernel's verifier refused the flow meter: %+v", ve)
+			}
+			return nil, fmt.Errorf("loading the eBPF flow meter: %w", err)
+		}
+		m.warn[noL4HashWarning] = "the kernel does not show the socket buffer's l4_hash to the meter (" + err.Error() + "): encap3+4 predictions of flows with a socket or NIC hash may be wrong"
+	}
+	if opts.KernelStats {
+		if m.stats, err = ebpf.EnableStats(unix.BPF_STATS_RUN_TIME); err != nil {
+			m.warn[noStatsWarning] = "the kernel does not time the meter's programs: " + err.Error()
+		}
+	}
+	// What a bondtop killed before its Close left behind.
+	if err := removeStaleFilters(m.owner, nil); err != nil {
+		m.warn[0] = "removing a previous run's filters: " + err.Error()
+	}
+	return m, nil
+}
+
+func (m *ebpfMeter) Sync(slaves map[int]string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var errs []error
+	for ifindex, a := range m.slaves {
+		if _, ok := slaves[ifindex]; ok {
+			continue
+		}
+		if err := a.detach(); err != nil {
+			errs = append(errs, err)
+		}
+		delete(m.slaves, ifindex)
+		delete(m.warn, ifindex)
+		// Its flows go at the next Read; its lost bytes now, so a slave
+		// that comes back starts from zero.
+		for _, d := range []Direction{Tx, Rx} {
+			_ = m.objs.Lost.Delete(&meterLostKey{Ifindex: uint32(ifindex), Direction: uint32(d)})
+		}
+	}
+	for ifindex, name := range slaves {
+		if a, ok := m.slaves[ifindex]; ok {
+			a.name = name
+			continue
+		}
+		a, err := m.attach(ifindex, name)
+		if err != nil {
+			m.warn[ifindex] = err.Error()
+			errs = append(errs, err)
+			continue
+		}
+		delete(m.warn, ifindex)
+		m.slaves[ifindex] = a
+	}
+	return errors.Join(errs...)
+}
+
+// attach hooks both programs to a slave: TCX where the kernel has it and
+// the caller did not ask for clsact, else a clsact qdisc and two filters.
+func (m *ebpfMeter) attach(ifindex int, name string) (*attachment, error) {
+	a := &attachment{ifindex: ifindex, name: name}
+	if !m.opts.ForceClsact && !m.noTCX {
+		err := a.attachTCX(m.objs.MeterEgress, m.objs.MeterIngress)
+		if err == nil {
+			return a, nil
+		}
+		if !errors.Is(err, ebpf.ErrNotSupported) {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		m.noTCX = true
+	}
+	if err := a.attachClsact(m.owner, m.objs.MeterEgress, m.objs.MeterIngress); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return a, nil
+}
+
+func (m *ebpfMeter) Close() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var errs []error
+	for ifindex, a := range m.slaves {
+		if err := a.detach(); err != nil {
+			errs = append(errs, err)
+		}
+		delete(m.slaves, ifindex)
+	}
+	if err := m.objs.Close(); err != nil {
+		errs = append(errs, err)
+	}
+	if m.stats != nil {
+		m.stats.Close()
+		m.stats = nil
+	}
+	return errors.Join(errs...)
+}
+
+func (m *ebpfMeter) Read() (Reading, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r := Reading{Source: SourceEBPF, SampleRate: 1, MapSize: int(m.objs.Flows.MaxEntries())}
+	n, err := m.readFlows()
+	if err != nil {
+		return r, err
+	}
+	r.Time = time.Now()
+	toWall := bootClock(r.Time)
+	idleBefore := uint64(0)
+	if boot := bootNanos(); boot > uint64(m.opts.IdleTimeout) {
+		idleBefore = boot - uint64(m.opts.IdleTimeout)
+	}
+	r.Flows = make([]Flow, 0, n)
+	m.idle = m.idle[:0]
+	for i := range n {
+		k, v := &m.keys[i], &m.vals[i]
+		a := m.slaves[int(k.Ifindex)]
+		if v.LastSeen < idleBefore || a == nil {
+			// Idle, or of a slave no longer metered: its entry goes.
+			m.idle = append(m.idle, *k)
+			continue
+		}
+		r.Flows = append(r.Flows, Flow{})
+		f := &r.Flows[len(r.Flows)-1]
+		decodeKey(k, &f.Key)
+		decodeCounters(v, &f.Counters, toWall)
+		f.Slave = a.name
+	}
+	r.MapEntries = n - len(m.idle)
+	m.deleteIdle()
+	r.Lost, err = m.readLost()
+	if err != nil {
+		return r, err
+	}
+	r.Attach = m.attachKind()
+	r.Warnings = m.warnings()
+	if m.stats != nil {
+		for _, p := range []*ebpf.Program{m.objs.MeterEgress, m.objs.MeterIngress} {
+			if st, err := p.Stats(); err == nil {
+				r.KernelCPU += st.Runtime
+				r.KernelRuns += st.RunCount
+			}
+		}
+	}
+	return r, nil
+}
+
+// readFlows copies the whole flow map into m.keys and m.vals, by batches
+// where the kernel has them (5.6+), else element by element.
+func (m *ebpfMeter) readFlows() (int, error) {
+	size := int(m.objs.Flows.MaxEntries())
+	if cap(m.keys) < size {
+		m.keys = make([]meterFlowKey, size)
+		m.vals = make([]meterFlowCounters, size)
+	}
+	m.keys, m.vals = m.keys[:size], m.vals[:size]
+	if m.batchOK {
+		n, err := m.readBatches()
+		if err == nil {
+			return n, nil
+		}
+		if !errors.Is(err, ebpf.ErrNotSupported) {
+			return 0, err
+		}
+		m.batchOK = false
+	}
+	n := 0
+	it := m.objs.Flows.Iterate()
+	for n < size && it.Next(&m.keys[n], &m.vals[n]) {
+		n++
+	}
+	return n, it.Err()
+}
+
+// readBatches reads the map in chunks. A hash map answers ENOSPC when a
+// bucket does not fit in the chunk: then it starts over with larger ones.
+func (m *ebpfMeter) readBatches() (int, error) {
+	size := len(m.keys)
+	chunk := min(size, 4096)
+	for {
+		var cursor ebpf.MapBatchCursor
+		n := 0
+		for {
+			end := min(n+chunk, size)
+			if end == n {
+				return n, nil
+			}
+			got, err := m.objs.Flows.BatchLookup(&cursor, m.keys[n:end], m.vals[n:end], nil)
+			n += got
+			if errors.Is(err, ebpf.ErrKeyNotExist) {
+				return n, nil
+			}
+			if errors.Is(err, unix.ENOSPC) && chunk < size {
+				break
+			}
+			if err != nil {
+				return n, err
+			}
+		}
+		chunk = min(size, chunk*4)
+	}
+}
+
+func (m *ebpfMeter) deleteIdle() {
+	if len(m.idle) == 0 {
+		return
+	}
+	if m.batchOK {
+		if _, err := m.objs.Flows.BatchDelete(m.idle, nil); err == nil {
+			return
+		}
+	}
+	for i := range m.idle {
+		// Gone already is fine: another reader deleted it.
+		_ = m.objs.Flows.Delete(&m.idle[i])
+	}
+}
+
+func (m *ebpfMeter) readLost() ([]Lost, error) {
+	var (
+		k    meterLostKey
+		v    meterLostCounters
+		lost []Lost
+	)
+	it := m.objs.Lost.Iterate()
+	for it.Next(&k, &v) {
+		a := m.slaves[int(k.Ifindex)]
+		if a == nil {
+			continue
+		}
+		lost = append(lost, Lost{Ifindex: int(k.Ifindex), Slave: a.name, Direction: Direction(k.Direction), Bytes: v.Bytes, Packets: v.Packets})
+	}
+	sort.Slice(lost, func(i, j int) bool {
+		if lost[i].Ifindex != lost[j].Ifindex {
+			return lost[i].Ifindex < lost[j].Ifindex
+		}
+		return lost[i].Direction < lost[j].Direction
+	})
+	return lost, it.Err()
+}
+
+func (m *ebpfMeter) attachKind() string {
+	kinds := map[string]bool{}
+	for _, a := range m.slaves {
+		kinds[a.kind()] = true
+	}
+	var ks []string
+	for k := range kinds {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return strings.Join(ks, "+")
+}
+
+func (m *ebpfMeter) warnings() []string {
+	var w []string
+	for _, s := range m.warn {
+		w = append(w, s)
+	}
+	sort.Strings(w)
+	return w
+}
+
+// decodeKey turns the kernel's key into a Key.
+func decodeKey(k *meterFlowKey, out *Key) {
+	*out = Key{
+		Ifindex: int(k.Ifindex), Direction: Direction(k.Direction), VLAN: k.Vlan,
+		EtherType: k.Ethertype, FrameTPID: k.FrameTpid, Proto: k.Proto,
+		SrcPort: k.Sport, DstPort: k.Dport, Fragment: k.Flags&keyFragment != 0,
+		ICMPType: k.IcmpType, ICMPCode: k.IcmpCode,
+	}
+	if k.Flags&keyIP == 0 {
+		return
+	}
+	v6 := k.Ethertype == bonding.EtherTypeIPv6
+	out.Src, out.Dst = addr(&k.Src, v6), addr(&k.Dst, v6)
+	if k.Flags&keyQuoted != 0 {
+		out.Quoted = bonding.Quoted{
+			Src: addr(&k.QuotedSrc, v6), Dst: addr(&k.QuotedDst, v6), Proto: k.QuotedProto,
+			SrcPort: k.QuotedSport, DstPort: k.QuotedDport, Fragment: k.Flags&keyQuotedFragment != 0,
+		}
+	}
+}
+
+// addr reads an address as the program stores it: IPv4 in the first four
+// bytes.
+func addr(b *[16]byte, v6 bool) netip.Addr {
+	if v6 {
+		return netip.AddrFrom16(*b)
+	}
+	return netip.AddrFrom4([4]byte(b[:4]))
+}
+
+func decodeCounters(v *meterFlowCounters, out *Counters, toWall func(uint64) time.Time) {
+	*out = Counters{
+		Bytes: v.Bytes, Packets: v.Packets,
+		FirstSeen: toWall(v.FirstSeen), LastSeen: toWall(v.LastSeen),
+		SrcMAC: v.SrcMac, DstMAC: v.DstMac, SkbHash: v.SkbHash, L4Hash: v.L4Hash != 0,
+		IngressIfindex: int(v.IngressIfindex),
+	}
+}
+
+// bootNanos is CLOCK_BOOTTIME, the program's clock.
+func bootNanos() uint64 {
+	var ts unix.Timespec
+	_ = unix.ClockGettime(unix.CLOCK_BOOTTIME, &ts)
+	return uint64(ts.Nano())
+}
+
+// bootClock maps CLOCK_BOOTTIME nanoseconds to wall-clock time, anchored
+// at now.
+func bootClock(now time.Time) func(uint64) time.Time {
+	boot := bootNanos()
+	return func(ns uint64) time.Time {
+		return now.Add(-time.Duration(boot - ns))
+	}
+}

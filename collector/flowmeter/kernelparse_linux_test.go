@@ -1,0 +1,129 @@
+//go:build linux
+
+package flowmeter
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/cilium/ebpf"
+)
+
+// kernelKey runs the meter's egress program on one frame (the kernel's
+// test run) and returns the flow it counted.
+func kernelKey(t testing.TB, objs *meterObjects, frame []byte) (f Flow, ok bool, err error) {
+	t.Helper()
+	var k meterFlowKey
+	var v meterFlowCounters
+	for it := objs.Flows.Iterate(); it.Next(&k, &v); {
+		_ = objs.Flows.Delete(&k)
+	}
+	ret, err := objs.MeterEgress.Run(&ebpf.RunOptions{Data: frame})
+	if err != nil {
+		// The test run refuses an IP EtherType without a whole IP
+		// header (a real slave never sees one without the rest).
+		return f, false, err
+	}
+	if int32(ret) != -1 {
+		t.Fatalf("the program returned %d, not TC_ACT_UNSPEC", int32(ret))
+	}
+	it := objs.Flows.Iterate()
+	if !it.Next(&k, &v) {
+		return f, false, nil
+	}
+	decodeKey(&k, &f.Key)
+	decodeCounters(&v, &f.Counters, bootClock(time.Now()))
+	if v.Bytes != uint64(len(frame)) || v.Packets != 1 {
+		t.Errorf("counted %d bytes %d packets for a frame of %d", v.Bytes, v.Packets, len(frame))
+	}
+	return f, true, nil
+}
+
+func loadObjects(t testing.TB) *meterObjects {
+	t.Helper()
+	needRoot(t)
+	spec, err := loadMeter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var objs meterObjects
+	if err := spec.LoadAndAssign(&objs, nil); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { objs.Close() })
+	return &objs
+}
+
+// The kernel program and the Go parser read every frame alike: the hash
+// vectors' frames, and random mutations of them (cut short, bytes
+// flipped), so the sampled fallback and the eBPF meter give one key.
+func TestKernelParserMatchesGo(t *testing.T) {
+	objs := loadObjects(t)
+	refused := 0
+	check := func(frame []byte) {
+		t.Helper()
+		kf, ok, err := kernelKey(t, objs, frame)
+		if err != nil {
+			refused++
+			return
+		}
+		if !ok {
+			t.Fatalf("frame %x: the program counted nothing", frame)
+		}
+		var gf Flow
+		if err := ParseFrame(Frame{Data: frame}, &gf.Key, &gf.SrcMAC, &gf.DstMAC); err != nil {
+			t.Fatal(err)
+		}
+		gf.Ifindex, kf.Ifindex = 0, 0
+		if kf.Key != gf.Key || kf.SrcMAC != gf.SrcMAC || kf.DstMAC != gf.DstMAC {
+			t.Fatalf("frame %x:\nkernel %+v\ngo     %+v", frame, kf.Key, gf.Key)
+		}
+	}
+	var frames [][]byte
+	for _, v := range hashVectors() {
+		fr := frameOf(v.flow, v.tpid)
+		frames = append(frames, fr)
+		check(fr)
+	}
+	if refused > 0 {
+		t.Fatalf("the test run refused %d well-formed frames", refused)
+	}
+	// A test run needs 14 bytes at least; the kernel reads the frame
+	// through skb_load_bytes, so any length above works.
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 3000 {
+		fr := append([]byte{}, frames[rng.IntN(len(frames))]...)
+		for range 1 + rng.IntN(4) {
+			fr[14+rng.IntN(len(fr)-14)] = byte(rng.Uint32())
+		}
+		if rng.IntN(3) == 0 {
+			fr = fr[:14+rng.IntN(len(fr)-13)]
+		}
+		check(fr)
+	}
+	t.Logf("3000 mutated frames, %d refused by the test run", refused)
+	if refused > 500 {
+		t.Errorf("the kernel's test run refused %d of 3000 frames", refused)
+	}
+}
+
+// Where the kernel's BTF is missing (or bpf_probe_read_kernel is refused),
+// the meter loads without the l4_hash read and still counts.
+func TestLoadWithoutL4Hash(t *testing.T) {
+	needRoot(t)
+	spec, err := loadMeter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var objs meterObjects
+	if err := loadWithoutL4Hash(spec, &objs); err != nil {
+		t.Fatal(err)
+	}
+	defer objs.Close()
+	fr := frameOf(hashVectors()[3].flow, 0)
+	f, ok, err := kernelKey(t, &objs, fr)
+	if err != nil || !ok || f.Proto != 17 || f.L4Hash {
+		t.Errorf("without l4_hash: %+v, counted %v, %v", f, ok, err)
+	}
+}
