@@ -47,7 +47,7 @@ func startMetrics(addr string, stderr io.Writer) (exp *metrics.Exporter, stop fu
 	if err != nil {
 		return nil, nil, fmt.Errorf("--listen %s: %w", addr, err)
 	}
-	exp = metrics.New()
+	exp = metrics.New(metrics.Version(buildVersion()))
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", exp.Handler())
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
