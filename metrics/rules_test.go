@@ -248,3 +248,65 @@ func TestPromtoolRules(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryAlertIsTested: each shipped alert says what to check first
+// (summary and description), and some case of the test file expects it
+// to fire, and some case expects it silent.
+func TestEveryAlertIsTested(t *testing.T) {
+	var rules struct {
+		Groups []struct {
+			Rules []struct {
+				Alert       string            `yaml:"alert"`
+				Annotations map[string]string `yaml:"annotations"`
+			} `yaml:"rules"`
+		} `yaml:"groups"`
+	}
+	var tests struct {
+		Tests []struct {
+			AlertRuleTest []struct {
+				Alertname string `yaml:"alertname"`
+				ExpAlerts []any  `yaml:"exp_alerts"`
+			} `yaml:"alert_rule_test"`
+		} `yaml:"tests"`
+	}
+	for file, into := range map[string]any{rulesFile: &rules, rulesTestFile: &tests} {
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := yaml.Unmarshal(raw, into); err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+	}
+	fires, silent := map[string]bool{}, map[string]bool{}
+	for _, tc := range tests.Tests {
+		for _, a := range tc.AlertRuleTest {
+			if len(a.ExpAlerts) > 0 {
+				fires[a.Alertname] = true
+			} else {
+				silent[a.Alertname] = true
+			}
+		}
+	}
+	want := []string{"BondtopDown", "BondtopBlind", "BondtopSlaveDown", "BondtopSlaveFlapping", "BondtopLACPNotAggregating", "BondtopDegraded", "BondtopImbalance"}
+	var got []string
+	for _, g := range rules.Groups {
+		for _, r := range g.Rules {
+			if r.Alert == "" {
+				continue
+			}
+			got = append(got, r.Alert)
+			if r.Annotations["summary"] == "" || r.Annotations["description"] == "" {
+				t.Errorf("%s: needs a summary and a description", r.Alert)
+			}
+			if !fires[r.Alert] || !silent[r.Alert] {
+				t.Errorf("%s: tested firing %v, silent %v; want both", r.Alert, fires[r.Alert], silent[r.Alert])
+			}
+		}
+	}
+	sort.Strings(got)
+	sort.Strings(want)
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("alerts %v, want %v", got, want)
+	}
+}
