@@ -19,7 +19,7 @@ func fixtureSnapshot(t *testing.T, name string) *collector.Snapshot {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { src.Close() })
-	now := time.Unix(1_700_000_000, 0)
+	now := time.Unix(1_700_000_100, 0) // a whole five minutes: the demo script's start
 	s := collector.NewSampler(src, collector.Options{Clock: func() time.Time { return now }, Analyze: diagnose.NewWindow(0).Fill})
 	var snap *collector.Snapshot
 	for range 2 {
