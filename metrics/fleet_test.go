@@ -130,6 +130,16 @@ func TestSettingsMetrics(t *testing.T) {
 	}
 }
 
+// A reader without root says so: the partner series are missing, and a
+// rule on them cannot fire.
+func TestLACPDetailsReadable(t *testing.T) {
+	for fixture, want := range map[string]float64{"8023ad-5.14-el9-nonroot": 0, "8023ad-6.8-healthy-root": 1, "LACPUnpartnered": 1} {
+		if got := scrapeFixture(t, fixture)[`{__name__="bondtop_lacp_details_readable"}`]; got != want {
+			t.Errorf("%s: lacp_details_readable %v, want %v", fixture, got, want)
+		}
+	}
+}
+
 // Every finding of the diagnosis is a series, once per slave it names.
 func TestFindingMetrics(t *testing.T) {
 	for _, fixture := range []string{"LACPUnpartnered", "ActiveBackupFailover", "Modes_balance-rr"} {

@@ -47,6 +47,8 @@ var (
 		"Samples that failed or were incomplete, by kind: read (the whole read failed), no_bonding_driver (the driver is gone), partial (part of the host could not be read).", []string{"kind"}, nil)
 	descBonds = prometheus.NewDesc(namespace+"_bonds",
 		"Bonds in the latest sample.", nil, nil)
+	descLACPReadable = prometheus.NewDesc(namespace+"_lacp_details_readable",
+		"1 when bondtop can read the root-only LACPDU details (partner, port states); 0 when it runs without root and those series are missing.", nil, nil)
 )
 
 // health is the exporter's record of its own sampling; Update and
@@ -117,6 +119,7 @@ func (e *Exporter) collectHealth(ch chan<- prometheus.Metric) {
 // as series that quietly end.
 func (e *Exporter) collectPresence(ch chan<- prometheus.Metric, snap *collector.Snapshot) {
 	ch <- gauge(descBonds, float64(len(snap.Bonds)))
+	ch <- gauge(descLACPReadable, boolValue(!snap.Unprivileged))
 	h := &e.health
 	h.mu.Lock()
 	gone := make([]string, 0, len(h.seen))
