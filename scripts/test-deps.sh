@@ -44,10 +44,11 @@ if ! command -v netplan >/dev/null && [ ! -x /usr/sbin/netplan ]; then
 fi
 echo "test-deps: netplan $(dpkg-query -W -f='${Version}' netplan.io 2>/dev/null || echo present)"
 
-# promtool: the shipped alert rules (contrib/prometheus) are checked with
-# `promtool check rules` and run against scrapes of the real-kernel fixtures
-# with `promtool test rules`. Debian ships it in the prometheus package.
-if ! command -v promtool >/dev/null; then
+# promtool and prometheus: the shipped alert rules (contrib/prometheus) are
+# checked with `promtool check rules`, run against scrapes of the real-kernel
+# fixtures with `promtool test rules`, and loaded by a real Prometheus that
+# scrapes the demo. Debian ships both in the prometheus package.
+if ! command -v promtool >/dev/null || ! command -v prometheus >/dev/null; then
 	apt_install prometheus
 fi
 echo "test-deps: $(promtool --version 2>&1 | head -1)"
