@@ -56,7 +56,9 @@ var (
 type health struct {
 	mu         sync.Mutex
 	errors     map[string]uint64
-	seen       map[string]bool // every bond a sample held since start
+	// seen holds every bond a sample held since start: a host has a
+	// handful, and a bond removed on purpose is forgotten at restart.
+	seen       map[string]bool
 	lastSample float64         // Unix seconds; 0 before the first sample
 }
 
