@@ -54,12 +54,12 @@ var (
 // health is the exporter's record of its own sampling; Update and
 // ReadFailed write it, scrapes read it.
 type health struct {
-	mu         sync.Mutex
-	errors     map[string]uint64
+	mu     sync.Mutex
+	errors map[string]uint64
 	// seen holds every bond a sample held since start: a host has a
 	// handful, and a bond removed on purpose is forgotten at restart.
 	seen       map[string]bool
-	lastSample float64         // Unix seconds; 0 before the first sample
+	lastSample float64 // Unix seconds; 0 before the first sample
 }
 
 // sampled notes a snapshot: its time, its bonds, and whether it was
