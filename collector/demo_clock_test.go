@@ -131,3 +131,11 @@ func TestDemoLongIncidents(t *testing.T) {
 		t.Errorf("ens1f1 at 175 s: %s", *s.MIIStatus)
 	}
 }
+
+// BenchmarkDemoClock: the one-off cost a demo pays at its start to
+// simulate one script a second at a time.
+func BenchmarkDemoClock(b *testing.B) {
+	for b.Loop() {
+		newDemoClock()
+	}
+}
