@@ -1,6 +1,8 @@
 package metrics
 
 import (
+	"os"
+	"path/filepath"
 	"runtime"
 	"testing"
 	"time"
@@ -70,11 +72,30 @@ func TestHealthMetrics(t *testing.T) {
 		t.Error("bondtop_bonds served while reads fail")
 	}
 
-	// The driver unloaded: the sampler goes on with an empty reading that
-	// carries the error as a warning.
-	gone := &collector.Snapshot{Time: snap.Time.Add(time.Minute), Warnings: []string{collector.ErrNoBonding.Error()}}
+	// The driver unloaded under a running sampler (a field capture's
+	// tree, then its /proc/net/bonding removed): it goes on with an empty
+	// reading that carries the error as a warning.
+	root := fixtureRoot(t, "8023ad-6.8-healthy-root")
+	src, err := collector.NewRootSource(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	sampler := collector.NewSampler(src, collector.Options{})
+	if _, err := sampler.Sample(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(root, "proc/net/bonding")); err != nil {
+		t.Fatal(err)
+	}
+	gone, err := sampler.Sample()
+	if err != nil {
+		t.Fatal(err)
+	}
 	e.Update(gone)
-	e.Update(&collector.Snapshot{Time: gone.Time, Warnings: []string{"/proc/net/dev: permission denied"}})
+	e.Update(&collector.Snapshot{Time: gone.Time, Warnings: []string{"/proc/net/dev: permission denied"}, ReadWarnings: 1})
+	// A warning about the configuration or the flow table is no sample error.
+	e.Update(&collector.Snapshot{Time: gone.Time, Warnings: []string{"flow table: 3 sockets not routed yet"}})
 	fams = scrape(t, e)
 	if got := find(t, fams, "bondtop_sample_errors_total", map[string]string{"kind": "no_bonding_driver"}); got != 1 {
 		t.Errorf("no_bonding_driver %v", got)

@@ -32,7 +32,8 @@ const (
 	// unloaded after bondtop started).
 	ErrorNoBondingDriver = "no_bonding_driver"
 	// ErrorPartial: a sample read the host but some of it failed (a file
-	// or a netlink dump): the snapshot's warnings.
+	// or a netlink dump): the reading's warnings, not the configuration's
+	// or the flow table's.
 	ErrorPartial = "partial"
 )
 
@@ -80,9 +81,9 @@ func (h *health) sampled(snap *collector.Snapshot) {
 		h.lastSample = float64(snap.Time.UnixNano()) / 1e9
 	}
 	switch {
-	case slices.Contains(snap.Warnings, collector.ErrNoBonding.Error()):
+	case snap.NoBonding:
 		h.count(ErrorNoBondingDriver)
-	case len(snap.Warnings) > 0:
+	case snap.ReadWarnings > 0:
 		h.count(ErrorPartial)
 	}
 }
