@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -15,8 +16,8 @@ import (
 	"time"
 )
 
-// freePort returns a loopback address nobody listens on.
-func freePort(t *testing.T) string {
+// unusedLoopbackAddr returns a loopback address nobody listens on.
+func unusedLoopbackAddr(t *testing.T) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -43,7 +44,7 @@ func TestRealPrometheus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	target, web := freePort(t), freePort(t)
+	target, web := unusedLoopbackAddr(t), unusedLoopbackAddr(t)
 	bondtop := exec.Command(binary(t), "--demo", "--headless", "--listen", target, "--interval", "200ms")
 	if err := bondtop.Start(); err != nil {
 		t.Fatal(err)
@@ -132,5 +133,67 @@ scrape_configs:
 	}
 	if n, err := query(`bondtop_build_info`); n != 1 || err != nil {
 		t.Errorf("build_info: %d series, %v", n, err)
+	}
+}
+
+// scrapeMetricsText fetches addr's /metrics; "" while it does not answer.
+func scrapeMetricsText(addr string) string {
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	var b strings.Builder
+	_, _ = io.Copy(&b, resp.Body)
+	return b.String()
+}
+
+// TestHeadlessDriverGone: the real binary serving a --root tree whose
+// bonding driver goes away says so (a counted sample error, the bond
+// present 0, no bonds) instead of answering with nothing.
+func TestHeadlessDriverGone(t *testing.T) {
+	root := t.TempDir()
+	capture, err := os.ReadFile("../../bonding/testdata/proc/8023ad-6.8-healthy-root.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, "proc/net/bonding")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "bond0"), capture, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	addr := unusedLoopbackAddr(t)
+	cmd := exec.Command(binary(t), "--root", root, "--headless", "--listen", addr, "--interval", "100ms")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Signal(syscall.SIGTERM); _ = cmd.Wait() }()
+	waitFor := func(what string, ok func(string) bool) string {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			body := scrapeMetricsText(addr)
+			if ok(body) {
+				return body
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no %s within 10 s; last scrape:\n%s", what, body)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	waitFor("bond", func(b string) bool { return strings.Contains(b, `bondtop_bond_present{bond="bond0"} 1`) })
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	body := waitFor("driver loss", func(b string) bool {
+		return strings.Contains(b, `bondtop_bond_present{bond="bond0"} 0`) && !strings.Contains(b, `bondtop_sample_errors_total{kind="no_bonding_driver"} 0`)
+	})
+	for _, want := range []string{"bondtop_bonds 0", "bondtop_read_success 1", "bondtop_last_sample_timestamp_seconds "} {
+		if !strings.Contains(body, want) {
+			t.Errorf("no %q after the driver left:\n%s", want, body)
+		}
 	}
 }
