@@ -21,11 +21,13 @@ import (
 //   - bond1: active-backup over two 1G slaves with a primary.
 //
 // Flows are placed on slaves by the kernel's own transmit hash
-// (bonding.Predictor), capped at the slave's speed, counted per slave by a
-// simulated flow meter (demo_meter.go), and about every 15 s
-// something happens (a slave loses link, a failover, the LACP partner
-// flaps), so every panel has something to show. The script repeats every
-// two minutes of simulated time.
+// (bonding.Predictor), capped at the slave's speed, and counted per slave
+// by a simulated flow meter (demo_meter.go). In the first two minutes of
+// the script about every 15 s something happens (a slave loses link, a
+// failover, the LACP partner flaps), so every panel has something to
+// show; the three minutes after hold incidents as long as alert rules
+// wait (demo_clock.go). The script runs on the wall clock, and so do the
+// counters: a restarted demo continues where the last one would be.
 type DemoSource struct {
 	// mu guards the simulation: the sampler reads it while the load
 	// panel adds test streams (demo_load.go).
@@ -36,6 +38,7 @@ type DemoSource struct {
 	kernel  bonding.KernelVersion
 	bonds   []*simBond
 	elapsed time.Duration // simulated time since start, as of the last Read
+	week    int64         // the week of Unix time the counters count from
 }
 
 // simBond is one simulated bond: its configuration, the state the script
@@ -50,6 +53,11 @@ type simBond struct {
 	primary  string
 	flows    []simFlow
 	counters map[string]*[bonding.NumCounters]float64
+	// loadCounters hold what the load panel's test streams added: the
+	// rest of the counters is a function of the wall clock (demo_clock.go).
+	loadCounters map[string]*[bonding.NumCounters]float64
+	// published are the counters the last Read reported.
+	published map[string]*[bonding.NumCounters]uint64
 	// script state
 	linkDown    map[string]bool
 	failures    map[string]int
@@ -90,8 +98,9 @@ func NewDemoSource(clock func() time.Time) *DemoSource {
 		clock = time.Now
 	}
 	now := clock()
-	d := &DemoSource{clock: clock, start: now, last: now, kernel: bonding.KernelVersion{Major: 6, Minor: 12}}
-	d.bonds = []*simBond{demoLACPBond(), demoActiveBackupBond()}
+	d := &DemoSource{clock: clock, start: now, last: now, kernel: demoKernel}
+	d.bonds = newDemoBonds()
+	d.resume(now)
 	return d
 }
 
@@ -104,19 +113,18 @@ func mac(last ...byte) [6]byte {
 func newSimBond(name, mode, policy string, own [6]byte, slaves []string, speed int) *simBond {
 	b := &simBond{
 		name: name, mode: mode, policy: policy, mac: own, slaves: slaves,
-		counters:    make(map[string]*[bonding.NumCounters]float64),
-		linkDown:    make(map[string]bool),
-		failures:    make(map[string]int),
-		partnerLost: make(map[string]bool),
-		churned:     make(map[string]int),
+		counters:     make(map[string]*[bonding.NumCounters]float64),
+		loadCounters: make(map[string]*[bonding.NumCounters]float64),
+		published:    make(map[string]*[bonding.NumCounters]uint64),
+		linkDown:     make(map[string]bool),
+		failures:     make(map[string]int),
+		partnerLost:  make(map[string]bool),
+		churned:      make(map[string]int),
 	}
 	for _, s := range append([]string{name}, slaves...) {
 		b.counters[s] = new([bonding.NumCounters]float64)
-		// Counters of a host that has been up a while, not zero.
-		b.counters[s][bonding.RxBytes] = 8.1e11
-		b.counters[s][bonding.TxBytes] = 9.3e11
-		b.counters[s][bonding.RxPackets] = 7.2e8
-		b.counters[s][bonding.TxPackets] = 8.0e8
+		b.loadCounters[s] = new([bonding.NumCounters]float64)
+		b.published[s] = new([bonding.NumCounters]uint64)
 	}
 	for range slaves {
 		b.speeds = append(b.speeds, speed)
@@ -180,13 +188,22 @@ func demoActiveBackupBond() *simBond {
 	return b
 }
 
-// demoScriptPeriod is the length of the repeating incident script.
-const demoScriptPeriod = 120 * time.Second
+// newDemoBonds returns the demo's bonds as the script starts them.
+func newDemoBonds() []*simBond {
+	return []*simBond{demoLACPBond(), demoActiveBackupBond()}
+}
 
-// script sets the bonds' state for simulated time t: the incidents of the
-// demo, about one every 15 s.
-func (d *DemoSource) script(t time.Duration) {
-	lacp, ab := d.bonds[0], d.bonds[1]
+// demoScriptPeriod is the length of the repeating incident script; it
+// divides a day, so the script starts at every whole five minutes of UTC.
+const demoScriptPeriod = 300 * time.Second
+
+// script sets the bonds' state for wall-clock time t (since the Unix
+// epoch): the incidents of the demo. The first two minutes show one about
+// every 15 s; the next three hold incidents long enough for the shipped
+// alert rules (contrib/prometheus) to fire, each with a `for:` of up to
+// 2 minutes.
+func script(bonds []*simBond, t time.Duration) {
+	lacp, ab := bonds[0], bonds[1]
 	phase := t % demoScriptPeriod
 
 	// 30-60 s: ens2f0 loses link; flows rehash over the other three.
@@ -200,11 +217,26 @@ func (d *DemoSource) script(t time.Duration) {
 	}
 	// 90-105 s: the switch stops sending LACPDUs on ens1f1: the port
 	// defaults, leaves the aggregator and churns.
-	lost := phase >= 90*time.Second && phase < 105*time.Second
-	if lost && !lacp.partnerLost["ens1f1"] {
-		lacp.churned["ens1f1"]++
+	lacp.setPartnerLost("ens1f1", phase >= 90*time.Second && phase < 105*time.Second)
+
+	// The long incidents. 120-300 s: ens2f1's switch port leaves the
+	// port-channel (BondtopLACPNotAggregating, BondtopDegraded).
+	lacp.setPartnerLost("ens2f1", phase >= 120*time.Second)
+	// 130-290 s: the standby eno2 loses link (BondtopSlaveDown).
+	ab.setLink("eno2", !(phase >= 130*time.Second && phase < 290*time.Second))
+	// 150-270 s: ens1f1 is down 20 s of every 30 s: never a whole minute,
+	// four link failures (BondtopSlaveFlapping).
+	flap := phase >= 150*time.Second && phase < 270*time.Second && (phase-150*time.Second)%(30*time.Second) < 20*time.Second
+	lacp.setLink("ens1f1", !flap)
+}
+
+// setPartnerLost sets whether the slave hears its LACP partner, counting
+// a churn on each loss.
+func (b *simBond) setPartnerLost(slave string, lost bool) {
+	if lost && !b.partnerLost[slave] {
+		b.churned[slave]++
 	}
-	lacp.partnerLost["ens1f1"] = lost
+	b.partnerLost[slave] = lost
 }
 
 // setLink sets a slave's link, counting a failure on each loss.
@@ -223,9 +255,12 @@ func (d *DemoSource) Read() (Reading, error) {
 	dt := now.Sub(d.last).Seconds()
 	d.last = now
 	d.elapsed = now.Sub(d.start)
-	d.script(d.elapsed)
+	if week, _ := weekOf(now); week != d.week {
+		d.resume(now)
+	}
+	script(d.bonds, wallTime(now))
 	var r Reading
-	for _, sb := range d.bonds {
+	for i, sb := range d.bonds {
 		d.expireLoads(sb)
 		b := sb.state()
 		sb.now = now
@@ -233,7 +268,7 @@ func (d *DemoSource) Read() (Reading, error) {
 			sb.advance(&b, d.kernel, dt)
 			recordLoads(sb)
 		}
-		sb.fillCounters(&b)
+		sb.fillCounters(&b, demoCounters().at(i, now))
 		r.Bonds = append(r.Bonds, b)
 	}
 	return r, nil
@@ -363,27 +398,18 @@ func (sb *simBond) advance(b *bonding.Bond, k bonding.KernelVersion, dt float64)
 		}
 		return capBps / offered
 	}
-	bondC := sb.counters[sb.name]
 	for i := range sb.flows {
 		f := &sb.flows[i]
 		if e := egress[i]; e >= 0 {
 			bytes := f.txBps * scale(offeredTx[e], e) * dt / 8
 			f.sent += bytes
-			c := sb.counters[sb.slaves[e]]
-			c[bonding.TxBytes] += bytes
-			c[bonding.TxPackets] += bytes / f.pktBytes
-			bondC[bonding.TxBytes] += bytes
-			bondC[bonding.TxPackets] += bytes / f.pktBytes
+			sb.count(f, sb.slaves[e], bonding.TxBytes, bonding.TxPackets, bytes)
 			sb.meter(f, e, false, bytes)
 		}
 		if in := ingress[i]; in >= 0 {
 			bytes := f.rxBps * scale(offeredRx[in], in) * dt / 8
 			f.received += bytes
-			c := sb.counters[sb.slaves[in]]
-			c[bonding.RxBytes] += bytes
-			c[bonding.RxPackets] += bytes / f.pktBytes
-			bondC[bonding.RxBytes] += bytes
-			bondC[bonding.RxPackets] += bytes / f.pktBytes
+			sb.count(f, sb.slaves[in], bonding.RxBytes, bonding.RxPackets, bytes)
 			sb.meter(f, in, true, bytes)
 		}
 	}
@@ -403,16 +429,37 @@ func (sb *simBond) advance(b *bonding.Bond, k bonding.KernelVersion, dt float64)
 	}
 }
 
-// fillCounters copies the accumulators into b's counters.
-func (sb *simBond) fillCounters(b *bonding.Bond) {
-	set := func(cs *bonding.Counters, acc *[bonding.NumCounters]float64) {
-		for c := bonding.Counter(0); c < bonding.NumCounters; c++ {
-			cs.Set(c, uint64(math.Floor(acc[c])))
+// count adds a flow's bytes (and packets) to the slave and the bond; a
+// test stream's also to the load counters, which the wall clock's
+// counters do not hold.
+func (sb *simBond) count(f *simFlow, slave string, bytesC, packetsC bonding.Counter, bytes float64) {
+	for _, name := range []string{slave, sb.name} {
+		c := sb.counters[name]
+		c[bytesC] += bytes
+		c[packetsC] += bytes / f.pktBytes
+		if f.stream != nil {
+			l := sb.loadCounters[name]
+			l[bytesC] += bytes
+			l[packetsC] += bytes / f.pktBytes
 		}
 	}
-	set(&b.Counters, sb.counters[sb.name])
+}
+
+// fillCounters sets b's counters: the wall clock's (clock, one row per
+// interface: the bond, then its slaves) plus the test streams'. A counter
+// never goes back within a run, whatever the rounding.
+func (sb *simBond) fillCounters(b *bonding.Bond, clock [][bonding.NumCounters]float64) {
+	set := func(cs *bonding.Counters, name string, row *[bonding.NumCounters]float64) {
+		load, last := sb.loadCounters[name], sb.published[name]
+		for c := bonding.Counter(0); c < bonding.NumCounters; c++ {
+			v := max(uint64(math.Floor(row[c]+load[c])), last[c])
+			last[c] = v
+			cs.Set(c, v)
+		}
+	}
+	set(&b.Counters, sb.name, &clock[0])
 	for i := range b.Slaves {
-		set(&b.Slaves[i].Counters, sb.counters[b.Slaves[i].Name])
+		set(&b.Slaves[i].Counters, b.Slaves[i].Name, &clock[1+i])
 	}
 }
 

@@ -192,7 +192,7 @@ func (s *Sampler) Sample() (*Snapshot, error) {
 func (s *Sampler) read() (Reading, error) {
 	r, err := s.src.Read()
 	if errors.Is(err, ErrNoBonding) && s.started {
-		return Reading{Warnings: []string{err.Error()}}, nil
+		return Reading{Warnings: []string{err.Error()}, NoBonding: true}, nil
 	}
 	return r, err
 }
@@ -214,6 +214,7 @@ func (s *Sampler) sampleReading(r Reading) (*Snapshot, error) {
 	// read between ticks come first, with their own times.
 	snap := &Snapshot{Time: now, Warnings: r.Warnings, Events: append([]Event{}, s.pending...)}
 	s.pending = s.pending[:0]
+	snap.Unprivileged, snap.NoBonding, snap.ReadWarnings = r.Unprivileged, r.NoBonding, len(r.Warnings)
 	if r.Unprivileged {
 		snap.Notes = append(snap.Notes, "not root: the LACP system priority and MAC and each slave's LACPDU details (partner system, keys, ports) need CAP_NET_ADMIN (run bondtop with sudo to see them)")
 	}

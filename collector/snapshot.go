@@ -27,6 +27,16 @@ type Snapshot struct {
 	Warnings []string `json:"warnings,omitempty"`
 	// Notes say what the reader could not see, e.g. fields that need root.
 	Notes []string `json:"notes,omitempty"`
+	// Unprivileged is set when the reader could not see root-only fields
+	// (LACPDU details: partner, port states); Notes says so in words.
+	Unprivileged bool `json:"-"`
+	// NoBonding is set when the bonding driver is gone: no bond at all,
+	// and a warning that says so.
+	NoBonding bool `json:"-"`
+	// ReadWarnings is how many of Warnings, the first ones, came from
+	// reading the host; the rest are the configuration's and the flow
+	// table's.
+	ReadWarnings int `json:"-"`
 	// Config is the host's bond configuration and the running settings
 	// it is compared with; nil when the source has none (demo, replay).
 	// The comparison's results are each BondSample's Intended and Drift.

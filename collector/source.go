@@ -20,6 +20,9 @@ type Reading struct {
 	// Unprivileged is set when root-only fields (LACP system and partner
 	// details) were hidden from this reader.
 	Unprivileged bool
+	// NoBonding is set on the empty reading a started Sampler makes when
+	// the bonding driver went away (ErrNoBonding).
+	NoBonding bool
 }
 
 // Bond returns the bond called name, or nil.

@@ -35,18 +35,24 @@ type Exporter struct {
 	failing    atomic.Bool
 	readErrors atomic.Uint64
 	reg        *prometheus.Registry
+	version    string
+	health     health
 }
 
 // New returns an Exporter registered in a registry of its own, with the
 // Go runtime and process collectors beside it.
-func New() *Exporter {
-	e := &Exporter{reg: prometheus.NewRegistry()}
+func New(opts ...Option) *Exporter {
+	e := &Exporter{reg: prometheus.NewRegistry(), version: "(devel)"}
+	for _, o := range opts {
+		o(e)
+	}
 	e.reg.MustRegister(e, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return e
 }
 
 // Update makes snap the one the next scrape reports.
 func (e *Exporter) Update(snap *collector.Snapshot) {
+	e.health.sampled(snap)
 	e.latest.Store(snap)
 	e.failing.Store(false)
 }
@@ -56,6 +62,7 @@ func (e *Exporter) Update(snap *collector.Snapshot) {
 // metrics: the last good ones would be stale values passed off as now.
 func (e *Exporter) ReadFailed() {
 	e.readErrors.Add(1)
+	e.health.failed()
 	e.failing.Store(true)
 }
 
@@ -148,6 +155,7 @@ var bondCounterDescs, slaveCounterDescs = func() ([]*prometheus.Desc, []*prometh
 func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 	snap := e.latest.Load()
 	failing := e.failing.Load()
+	e.collectHealth(ch)
 	if snap == nil && !failing {
 		return
 	}
@@ -156,9 +164,7 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 	if failing {
 		return
 	}
-	for _, name := range snap.Missing {
-		ch <- gauge(descBondPresent, 0, name)
-	}
+	e.collectPresence(ch, snap)
 	for i := range snap.Bonds {
 		collectBond(ch, &snap.Bonds[i])
 	}
@@ -193,6 +199,8 @@ func collectBond(ch chan<- prometheus.Metric, b *collector.BondSample) {
 		}
 	}
 	counters(ch, bondCounterDescs, &b.Totals, b.Name)
+	collectSettings(ch, b)
+	collectFindings(ch, b)
 	for i := range b.Slaves {
 		collectSlave(ch, b, &b.Slaves[i])
 	}

@@ -61,7 +61,7 @@ next:
 // snapshot it came from, on the demo host (an 802.3ad and an active-backup
 // bond), at a moment with a slave down and LACP details present.
 func TestMetricsMatchSnapshot(t *testing.T) {
-	now := time.Unix(1_700_000_000, 0)
+	now := time.Unix(1_700_000_100, 0) // a whole five minutes: the demo script's start
 	clock := func() time.Time { return now }
 	s := collector.NewSampler(collector.NewDemoSource(clock), collector.Options{Clock: clock})
 	var snap *collector.Snapshot

@@ -51,3 +51,12 @@ if ! command -v clang >/dev/null || ! command -v llvm-strip >/dev/null; then
 	apt_install clang llvm
 fi
 echo "test-deps: $(clang --version | head -1)"
+
+# promtool and prometheus: the shipped alert rules (contrib/prometheus) are
+# checked with `promtool check rules`, run against scrapes of the real-kernel
+# fixtures with `promtool test rules`, and loaded by a real Prometheus that
+# scrapes the demo. Debian ships both in the prometheus package.
+if ! command -v promtool >/dev/null || ! command -v prometheus >/dev/null; then
+	apt_install prometheus
+fi
+echo "test-deps: $(promtool --version 2>&1 | head -1)"

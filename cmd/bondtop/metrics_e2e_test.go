@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"net"
 	"net/http"
 	"os/exec"
@@ -49,6 +50,27 @@ func TestHeadlessMetrics(t *testing.T) {
 	}
 	if body == "" {
 		t.Fatalf("no slave metrics within 10 s; stderr: %s", stderr.String())
+	}
+	// The real server's other paths: landing page, health, read-only.
+	for _, c := range []struct {
+		method, path string
+		status       int
+		body         string
+	}{
+		{"GET", "/", 200, `href="/metrics"`},
+		{"GET", "/-/healthy", 200, "OK"},
+		{"POST", "/metrics", http.StatusMethodNotAllowed, ""},
+	} {
+		req, _ := http.NewRequest(c.method, "http://"+addr+c.path, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != c.status || !strings.Contains(string(b), c.body) {
+			t.Errorf("%s %s: %d %q", c.method, c.path, resp.StatusCode, b)
+		}
 	}
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"html"
 	"io"
 	"net"
 	"net/http"
@@ -54,18 +55,9 @@ func startMetrics(addr string, stderr io.Writer) (exp *metrics.Exporter, stop fu
 	if err != nil {
 		return nil, nil, fmt.Errorf("--listen %s: %w", addr, err)
 	}
-	exp = metrics.New()
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", exp.Handler())
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/" {
-			http.NotFound(w, r)
-			return
-		}
-		fmt.Fprintln(w, "bondtop: metrics are at /metrics")
-	})
+	exp = metrics.New(metrics.Version(buildVersion()))
 	srv := &http.Server{
-		Handler:           mux,
+		Handler:           metricsMux(exp.Handler()),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       metricsReadTimeout,
 		WriteTimeout:      metricsWriteTimeout,
@@ -85,6 +77,41 @@ func startMetrics(addr string, stderr io.Writer) (exp *metrics.Exporter, stop fu
 		_ = srv.Shutdown(ctx)
 	}
 	return exp, stop, nil
+}
+
+// landingPage is what a browser pointed at the exporter sees: where the
+// metrics are, as every Prometheus exporter's root page says.
+const landingPage = `<!DOCTYPE html>
+<html lang="en">
+<head><meta charset="utf-8"><title>bondtop exporter</title></head>
+<body>
+<h1>bondtop exporter</h1>
+<p>Linux bonding, as bondtop sees it, for Prometheus.</p>
+<ul>
+<li><a href="/metrics">Metrics</a></li>
+<li><a href="/-/healthy">Health</a></li>
+</ul>
+<p>Version %s</p>
+</body>
+</html>
+`
+
+// metricsMux routes the exporter's paths: the landing page at /, the
+// metrics at /metrics and a liveness check at /-/healthy, all read-only:
+// any method but GET and HEAD is refused (405).
+func metricsMux(metricsHandler http.Handler) http.Handler {
+	page := fmt.Sprintf(landingPage, html.EscapeString(buildVersion()))
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", metricsHandler)
+	mux.HandleFunc("GET /-/healthy", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		fmt.Fprintln(w, "OK")
+	})
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, page)
+	})
+	return mux
 }
 
 // headless samples until SIGINT or SIGTERM, feeding the sinks only: the

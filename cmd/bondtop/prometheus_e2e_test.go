@@ -1,0 +1,199 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// unusedLoopbackAddr returns a loopback address nobody listens on.
+func unusedLoopbackAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// TestRealPrometheus has Debian's Prometheus scrape `bondtop --demo
+// --headless` with the shipped rules loaded, as the README's config
+// does: the target is up, bondtop's series arrive, and every shipped rule
+// evaluates without an error (a many-to-many match or a bad template
+// shows only there).
+func TestRealPrometheus(t *testing.T) {
+	prom, err := exec.LookPath("prometheus")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("prometheus is missing (scripts/test-deps.sh installs Debian's prometheus package)")
+		}
+		t.Skip("prometheus is missing: run scripts/test-deps.sh")
+	}
+	rules, err := filepath.Abs("../../contrib/prometheus/bondtop.rules.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	target, web := unusedLoopbackAddr(t), unusedLoopbackAddr(t)
+	bondtop := exec.Command(binary(t), "--demo", "--headless", "--listen", target, "--interval", "200ms")
+	if err := bondtop.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = bondtop.Process.Signal(syscall.SIGTERM); _ = bondtop.Wait() }()
+
+	dir := t.TempDir()
+	config := fmt.Sprintf(`global:
+  scrape_interval: 1s
+  evaluation_interval: 1s
+rule_files: [%q]
+scrape_configs:
+  - job_name: bondtop
+    static_configs:
+      - targets: [%q]
+`, rules, target)
+	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	p := exec.Command(prom, "--config.file="+filepath.Join(dir, "prometheus.yml"), "--storage.tsdb.path="+filepath.Join(dir, "data"),
+		"--web.listen-address="+web, "--log.level=warn")
+	p.Stdout, p.Stderr = &log, &log
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = p.Process.Signal(syscall.SIGTERM); _ = p.Wait() }()
+
+	api := func(path string, out any) error {
+		resp, err := http.Get("http://" + web + path)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		return json.NewDecoder(resp.Body).Decode(out)
+	}
+	query := func(q string) (int, error) {
+		var r struct {
+			Data struct {
+				Result []json.RawMessage `json:"result"`
+			} `json:"data"`
+		}
+		err := api("/api/v1/query?query="+url.QueryEscape(q), &r)
+		return len(r.Data.Result), err
+	}
+	type rule struct {
+		Name      string `json:"name"`
+		Health    string `json:"health"`
+		LastError string `json:"lastError"`
+	}
+	var rulesOK []rule
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		up, _ := query(`up{job="bondtop"} == 1`)
+		slaves, _ := query(`bondtop_slave_up`)
+		var r struct {
+			Data struct {
+				Groups []struct {
+					Rules []rule `json:"rules"`
+				} `json:"groups"`
+			} `json:"data"`
+		}
+		_ = api("/api/v1/rules", &r)
+		rulesOK = rulesOK[:0]
+		evaluated := 0
+		for _, g := range r.Data.Groups {
+			for _, ru := range g.Rules {
+				rulesOK = append(rulesOK, ru)
+				if ru.Health == "ok" {
+					evaluated++
+				}
+			}
+		}
+		if up == 1 && slaves == 6 && evaluated == 7 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 30 s: up %d, slave series %d, rules %+v\nprometheus log:\n%s", up, slaves, rulesOK, log.String())
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	for _, ru := range rulesOK {
+		if ru.Health != "ok" || ru.LastError != "" {
+			t.Errorf("rule %s: %s %s", ru.Name, ru.Health, ru.LastError)
+		}
+	}
+	if n, err := query(`bondtop_build_info`); n != 1 || err != nil {
+		t.Errorf("build_info: %d series, %v", n, err)
+	}
+}
+
+// scrapeMetricsText fetches addr's /metrics; "" while it does not answer.
+func scrapeMetricsText(addr string) string {
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	var b strings.Builder
+	_, _ = io.Copy(&b, resp.Body)
+	return b.String()
+}
+
+// TestHeadlessDriverGone: the real binary serving a --root tree whose
+// bonding driver goes away says so (a counted sample error, the bond
+// present 0, no bonds) instead of answering with nothing.
+func TestHeadlessDriverGone(t *testing.T) {
+	root := t.TempDir()
+	capture, err := os.ReadFile("../../bonding/testdata/proc/8023ad-6.8-healthy-root.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, "proc/net/bonding")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "bond0"), capture, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	addr := unusedLoopbackAddr(t)
+	cmd := exec.Command(binary(t), "--root", root, "--headless", "--listen", addr, "--interval", "100ms")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Signal(syscall.SIGTERM); _ = cmd.Wait() }()
+	waitFor := func(what string, ok func(string) bool) string {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			body := scrapeMetricsText(addr)
+			if ok(body) {
+				return body
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no %s within 10 s; last scrape:\n%s", what, body)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	waitFor("bond", func(b string) bool { return strings.Contains(b, `bondtop_bond_present{bond="bond0"} 1`) })
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	body := waitFor("driver loss", func(b string) bool {
+		return strings.Contains(b, `bondtop_bond_present{bond="bond0"} 0`) && !strings.Contains(b, `bondtop_sample_errors_total{kind="no_bonding_driver"} 0`)
+	})
+	for _, want := range []string{"bondtop_bonds 0", "bondtop_read_success 1", "bondtop_last_sample_timestamp_seconds "} {
+		if !strings.Contains(body, want) {
+			t.Errorf("no %q after the driver left:\n%s", want, body)
+		}
+	}
+}
