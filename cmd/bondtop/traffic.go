@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/bondtop/bondtop/internal/printable"
 	"io"
 	"os"
 	"strings"
@@ -109,7 +110,7 @@ func printTraffic(w io.Writer, b *collector.BondSample, top int) {
 		}
 		pred := "-"
 		if p := f.PredictedSlave(); p != "" {
-			pred = p
+			pred = printable.String(p)
 			if f.Disagrees() {
 				pred += " (differs)"
 			}
@@ -121,7 +122,7 @@ func printTraffic(w io.Writer, b *collector.BondSample, top int) {
 		case f.Forwarded:
 			local = "fwd"
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", f.Slave, f.Direction, f.ProtoName(),
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", printable.String(f.Slave), f.Direction, f.ProtoName(),
 			endpoint(f.Src.String(), f.SrcPort, f.Src.IsValid()), endpoint(f.Dst.String(), f.DstPort, f.Dst.IsValid()),
 			units.Bits(f.Bps), pred, local)
 	}
