@@ -32,18 +32,25 @@ const loadSeconds = 3
 
 // spreadTolerance is how far from even (1/n) a slave's share may be with
 // --spread: ±10 percentage points, the looser reading of the issue's
-// "within ±10% of even" (0.40-0.60 over 2 slaves, 0.15-0.35 over 4). The
-// stricter one, ±10% of 1/n, failed one run in three with 4 streams over 4
-// slaves: one stream per slave, so the shares are TCP's fairness between
-// four unpaced streams on an emulated CPU (14% off even at worst), which
-// the placement cannot change. What the placement does decide is checked
-// exactly in runLoad: each slave carries the bytes of the streams
-// predicted on it, within 2 points.
+// "within ±10% of even" (0.40-0.60 over 2 slaves, 0.15-0.35 over 4).
 const spreadTolerance = 0.10
+
+// spreadRate paces each stream of the spread runs (load.Config.Rate), so
+// a slave's share is the share of the streams placed on it, which is what
+// the placement decides. Unpaced, the shares were TCP's fairness between
+// streams racing on an emulated CPU: up to 11 points off even with 8
+// streams over 4 slaves, each carrying exactly 2, when 6.12's
+// single-threaded TCG shared the host with other VMs. 20 Mbit/s a stream
+// (160 Mbit/s for 8) stays below what the lab delivered at its slowest
+// (about 270 Mbit/s). What the placement decides is also checked exactly
+// in runLoad: each slave carries the bytes of the streams predicted on
+// it, within 2 points.
+const spreadRate = 20_000_000
 
 // TestLoadPlacement: balance-xor with layer3+4 over 2 and 4 slaves. With
 // 4 and 8 streams placed by Placement.Spread every slave's share of the
-// test's tx bytes must be within spreadTolerance of even; random ephemeral
+// test's tx bytes must be within spreadTolerance of even (streams paced at
+// spreadRate); random ephemeral
 // ports are logged beside them for contrast (they are chance, not
 // asserted); Placement.OnSlave must put at least 99% on the named slave.
 func TestLoadPlacement(t *testing.T) {
@@ -67,7 +74,7 @@ func TestLoadPlacement(t *testing.T) {
 				if err != nil {
 					t.Fatalf("Spread(%d): %v", streams, err)
 				}
-				shares, sum := runLoad(t, p, pl, streams, ports, slaves)
+				shares, sum := runLoad(t, p, pl, streams, spreadRate, ports, slaves)
 				worst := 0.0
 				for j, s := range shares {
 					worst = max(worst, math.Abs(s-1/float64(n)))
@@ -80,7 +87,7 @@ func TestLoadPlacement(t *testing.T) {
 			}
 
 			// The kernel's ephemeral ports: what `iperf3 -P 4` gets.
-			shares, sum := runLoad(t, p, pl, 4, nil, nil)
+			shares, sum := runLoad(t, p, pl, 4, spreadRate, nil, nil)
 			worst := 0.0
 			for _, s := range shares {
 				worst = max(worst, math.Abs(s-1/float64(n)))
@@ -94,7 +101,7 @@ func TestLoadPlacement(t *testing.T) {
 			if err != nil {
 				t.Fatalf("OnSlave(4, %s): %v", target, err)
 			}
-			shares, sum = runLoad(t, p, pl, 4, ports, slaves)
+			shares, sum = runLoad(t, p, pl, 4, 0, ports, slaves)
 			t.Logf("--slave %s, 4 streams: shares %s, %s", target, formatShares(p.Slaves, shares), sum)
 			if s := shares[n-1]; s < 0.99 {
 				t.Errorf("--slave %s: it carried %.4f of the tx bytes, want >= 0.99", target, s)
@@ -146,16 +153,17 @@ func newPlacement(t *testing.T, p *Pair, k bonding.KernelVersion) *load.Placemen
 	return &load.Placement{Predictor: pred, Flow: f, Low: 32768, High: 60999}
 }
 
-// runLoad runs one test of loadSeconds with the given planned ports (nil:
-// the kernel's) and returns each slave's share of the tx bytes the kernel
+// runLoad runs one test of loadSeconds, each stream paced at rate bit/s
+// (0: unpaced), with the given planned ports (nil: the kernel's) and
+// returns each slave's share of the tx bytes the kernel
 // counted over it, and a summary line. It checks that every stream took a
 // planned port and reports the slave the plan named.
-func runLoad(t *testing.T, p *Pair, pl *load.Placement, streams int, ports [][]uint16, slaves []string) ([]float64, string) {
+func runLoad(t *testing.T, p *Pair, pl *load.Placement, streams int, rate uint64, ports [][]uint16, slaves []string) ([]float64, string) {
 	t.Helper()
 	Settle(t, p.Slaves...)
 	c0 := Counters(t, "tx_bytes", p.Slaves...)
 	cfg := load.Config{
-		Target: p.Remote.String(), Port: 5201, Protocol: load.TCP, Streams: streams,
+		Target: p.Remote.String(), Port: 5201, Protocol: load.TCP, Streams: streams, Rate: rate,
 		Duration: loadSeconds * time.Second, Source: netip.MustParseAddr(p.Local.String()),
 		SourcePorts: ports, PredictedSlaves: slaves,
 	}
@@ -220,6 +228,9 @@ func runLoad(t *testing.T, p *Pair, pl *load.Placement, streams int, ports [][]u
 	}
 	line := fmt.Sprintf("%d bytes on the wire, %.0f Mbit/s delivered, streams per slave by the hash %s",
 		total, sum.Sent.BitsPerSecond/1e6, strings.Join(perSlave, " "))
+	if rate > 0 {
+		line += fmt.Sprintf(", paced at %d Mbit/s a stream", rate/1e6)
+	}
 	return shares, line
 }
 
