@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/bondtop/bondtop/internal/loopback"
 	"net"
 	"os"
 	"os/exec"
@@ -30,24 +31,7 @@ func iperf3Path(t testing.TB) string {
 
 // freePort returns a TCP port that is free on loopback now, and whose UDP
 // twin is free too (iperf3 uses both).
-func freePort(t testing.TB) uint16 {
-	t.Helper()
-	for range 20 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := l.Addr().(*net.TCPAddr).Port
-		u, err := net.ListenPacket("udp", fmt.Sprintf("127.0.0.1:%d", port))
-		l.Close()
-		if err == nil {
-			u.Close()
-			return uint16(port)
-		}
-	}
-	t.Fatal("no free port")
-	return 0
-}
+func freePort(t testing.TB) uint16 { return uint16(loopback.FreePort(t)) }
 
 // syncBuffer is an output buffer safe for a process and the test.
 type syncBuffer struct {

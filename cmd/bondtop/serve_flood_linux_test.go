@@ -9,6 +9,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"github.com/bondtop/bondtop/internal/loopback"
 	"io"
 	"net"
 	"net/http"
@@ -144,24 +145,7 @@ func (c *child) stop(t *testing.T) {
 }
 
 // freeLoopbackPort is a TCP port free on 127.0.0.1 now, its UDP twin too.
-func freeLoopbackPort(t *testing.T) int {
-	t.Helper()
-	for range 20 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := l.Addr().(*net.TCPAddr).Port
-		u, err := net.ListenPacket("udp", fmt.Sprintf("127.0.0.1:%d", port))
-		l.Close()
-		if err == nil {
-			u.Close()
-			return port
-		}
-	}
-	t.Fatal("no free port")
-	return 0
-}
+func freeLoopbackPort(t *testing.T) int { return loopback.FreePort(t) }
 
 // flood opens n silent connections to port, from ten loopback addresses
 // in turn, and returns them open.
