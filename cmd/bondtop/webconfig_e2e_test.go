@@ -232,3 +232,54 @@ func TestWebConfigFileErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestRealPrometheusTLSBasicAuth has Debian's Prometheus scrape bondtop
+// over TLS with basic auth, configured as the README says: with the CA
+// and the password the target is up and bondtop's series arrive; a job
+// with a wrong password sees the target down.
+func TestRealPrometheusTLSBasicAuth(t *testing.T) {
+	config, certFile := writeWebConfig(t)
+	target := unusedLoopbackAddr(t)
+	bondtop := exec.Command(binary(t), "--demo", "--headless", "--listen", target, "--interval", "200ms", "--web.config.file", config)
+	var stderr strings.Builder
+	bondtop.Stderr = &stderr
+	if err := bondtop.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = bondtop.Process.Signal(syscall.SIGTERM); _ = bondtop.Wait() }()
+
+	job := func(name, password string) string {
+		return fmt.Sprintf(`  - job_name: %s
+    scheme: https
+    tls_config:
+      ca_file: %q
+    basic_auth:
+      username: %s
+      password: %q
+    static_configs:
+      - targets: [%q]
+`, name, certFile, webUser, password, target)
+	}
+	prom := startPrometheus(t, "global:\n  scrape_interval: 1s\nscrape_configs:\n"+
+		job("bondtop", webPassword)+job("wrongpassword", "wrong"))
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		up, _ := prom.query(`up{job="bondtop"} == 1`)
+		slaves, _ := prom.query(`bondtop_slave_up{job="bondtop"}`)
+		refused, _ := prom.query(`up{job="wrongpassword"} == 0`)
+		leaked, _ := prom.query(`bondtop_slave_up{job="wrongpassword"}`)
+		if leaked != 0 {
+			t.Fatalf("a wrong password got %d slave series", leaked)
+		}
+		if up == 1 && slaves == 6 && refused == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			var targets any
+			_ = prom.api("/api/v1/targets", &targets)
+			t.Fatalf("after 30 s: up %d, slave series %d, wrong password refused %d\ntargets: %v\nprometheus log:\n%s\nbondtop stderr:\n%s",
+				up, slaves, refused, targets, prom.log.String(), stderr.String())
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
