@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"log"
 	"log/slog"
 	"net"
 	"net/http"
@@ -22,6 +23,7 @@ import (
 	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/diagnose"
 	"github.com/bondtop/bondtop/drill"
+	"github.com/bondtop/bondtop/internal/loglimit"
 	"github.com/bondtop/bondtop/internal/printable"
 	"github.com/bondtop/bondtop/metrics"
 )
@@ -104,6 +106,10 @@ func startMetrics(addr, webConfig string, stderr io.Writer) (exp *metrics.Export
 		return nil, nil, fmt.Errorf("--listen %s: %w", addr, err)
 	}
 	exp = metrics.New(metrics.Version(buildVersion()))
+	// Any client can provoke a log line (a failed TLS handshake, a
+	// scanner speaking plain HTTP to the TLS port): ten at once, then one
+	// every two seconds.
+	logs := loglimit.New(10, 2*time.Second).Writer(stderr)
 	srv := &http.Server{
 		Handler:           metricsMux(exp.Handler()),
 		ReadHeaderTimeout: 5 * time.Second,
@@ -111,6 +117,7 @@ func startMetrics(addr, webConfig string, stderr io.Writer) (exp *metrics.Export
 		WriteTimeout:      metricsWriteTimeout,
 		IdleTimeout:       metricsIdleTimeout,
 		MaxHeaderBytes:    16 << 10,
+		ErrorLog:          log.New(logs, "bondtop: metrics server: ", 0),
 	}
 	go func() {
 		// Beyond metricsMaxConns, connections wait in the kernel's
@@ -119,7 +126,7 @@ func startMetrics(addr, webConfig string, stderr io.Writer) (exp *metrics.Export
 		// The toolkit logs its start at Info (we say "serving metrics"
 		// ourselves) and a web config file that went bad after the start
 		// at Error, on every request it then refuses (500).
-		logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+		logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelError}))
 		flags := &web.FlagConfig{WebConfigFile: &webConfig}
 		if err := web.Serve(limited, srv, flags, logger); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			fmt.Fprintf(stderr, "bondtop: metrics server: %v\n", err)

@@ -169,6 +169,13 @@ func TestHeadlessMetricsTLSBasicAuth(t *testing.T) {
 			t.Errorf("plain HTTP to the TLS port: %d %.200q", resp.StatusCode, b)
 		}
 	}
+	// Scanners speaking plain HTTP cannot flood the log: ten lines, then
+	// one every two seconds.
+	for range 30 {
+		if resp, err := http.Get("http://" + addr + "/metrics"); err == nil {
+			resp.Body.Close()
+		}
+	}
 	// A client that does not trust the certificate does not get through.
 	if _, err := http.Get(https + "/metrics"); err == nil {
 		t.Error("a client without the CA completed the TLS handshake")
@@ -182,6 +189,9 @@ func TestHeadlessMetricsTLSBasicAuth(t *testing.T) {
 	}
 	if want := "serving metrics on https://" + addr + "/metrics"; !strings.Contains(stderr.String(), want) {
 		t.Errorf("stderr does not say %q:\n%s", want, stderr.String())
+	}
+	if n := strings.Count(stderr.String(), "TLS handshake error"); n < 1 || n > 13 {
+		t.Errorf("%d failed handshakes logged of 32, want 1 to 13 (a burst of 10, then one every 2 s):\n%s", n, stderr.String())
 	}
 }
 
