@@ -181,6 +181,16 @@ func TestHeadlessMetricsTLSBasicAuth(t *testing.T) {
 		t.Error("a client without the CA completed the TLS handshake")
 	}
 
+	// The file is read again on every connection and request: broken
+	// while bondtop runs, it refuses rather than serve unprotected.
+	if err := os.WriteFile(config, []byte("tls_server_config: [\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	client.CloseIdleConnections()
+	if code, body, err := get("GET", https+"/metrics", webUser, webPassword); err == nil && (code == 200 || strings.Contains(body, "bondtop_")) {
+		t.Errorf("a broken web config file still serves: %d %.200q", code, body)
+	}
+
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
