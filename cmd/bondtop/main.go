@@ -60,6 +60,9 @@ Flags:
                          every address of this host; 127.0.0.1:9843 or
                          10.0.0.5:9843 only that one)
   --headless             with --listen: no screen, only metrics, until stopped
+  --web.config.file FILE with --listen: TLS and basic auth for the metrics,
+                         in the Prometheus exporters' web config format
+                         (README: TLS and basic auth)
   --record FILE          append every snapshot to FILE (gzip JSON lines), in
                          any mode
   --replay FILE          play a recording back (dashboard; --once, --count N
