@@ -10,6 +10,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/bondtop/bondtop/internal/loglimit"
 )
 
 // Server answers iperf3 clients (iperf3 -c, or bondtop's own) one test at
@@ -46,7 +48,7 @@ type Server struct {
 	mu       sync.Mutex
 	cur      *serverTest // the running test, nil when idle
 	pending  *pendingGate
-	refusals *logLimiter
+	refusals *loglimit.Limiter
 }
 
 // Listen opens the server's TCP listener, with an error that says what to
@@ -139,7 +141,7 @@ func (s *Server) init() {
 	}
 	if s.refusals == nil {
 		// Ten lines at once, then one every two seconds.
-		s.refusals = newLogLimiter(10, 2*time.Second)
+		s.refusals = loglimit.New(10, 2*time.Second)
 	}
 }
 
@@ -162,7 +164,7 @@ func (s *Server) refusedf(format string, args ...any) {
 	if s.Logf == nil {
 		return
 	}
-	ok, dropped := s.refusals.allow(time.Now())
+	ok, dropped := s.refusals.Allow(time.Now())
 	if !ok {
 		return
 	}

@@ -130,37 +130,3 @@ func acceptBackoff(n int) time.Duration {
 	}
 	return min(d, time.Second)
 }
-
-// logLimiter passes a burst of lines, then at most one per interval, and
-// counts what it held back, so a flood of refusals cannot flood the log.
-type logLimiter struct {
-	burst int
-	every time.Duration
-
-	mu      sync.Mutex
-	tokens  float64
-	last    time.Time
-	dropped int
-}
-
-func newLogLimiter(burst int, every time.Duration) *logLimiter {
-	return &logLimiter{burst: burst, every: every, tokens: float64(burst)}
-}
-
-// allow says whether a line may go out now, and how many were held back
-// since the last one that did.
-func (l *logLimiter) allow(now time.Time) (ok bool, dropped int) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if !l.last.IsZero() {
-		l.tokens = min(float64(l.burst), l.tokens+float64(now.Sub(l.last))/float64(l.every))
-	}
-	l.last = now
-	if l.tokens < 1 {
-		l.dropped++
-		return false, 0
-	}
-	l.tokens--
-	dropped, l.dropped = l.dropped, 0
-	return true, dropped
-}

@@ -201,24 +201,6 @@ func TestRetryableAccept(t *testing.T) {
 	}
 }
 
-func TestLogLimiter(t *testing.T) {
-	l := newLogLimiter(3, time.Second)
-	now := time.Unix(1000, 0)
-	passed := 0
-	for range 10 {
-		if ok, _ := l.allow(now); ok {
-			passed++
-		}
-	}
-	if passed != 3 {
-		t.Fatalf("%d of 10 lines at once passed, want the burst of 3", passed)
-	}
-	ok, dropped := l.allow(now.Add(1500 * time.Millisecond))
-	if !ok || dropped != 7 {
-		t.Errorf("after 1.5s: ok %v, dropped %d; want a line saying 7 were held back", ok, dropped)
-	}
-}
-
 // A client that trickles a byte at a time into its data stream does not
 // hold the server: idle counts whole blocks, so the test ends at the idle
 // timeout however often a byte comes.

@@ -60,6 +60,9 @@ Flags:
                          every address of this host; 127.0.0.1:9843 or
                          10.0.0.5:9843 only that one)
   --headless             with --listen: no screen, only metrics, until stopped
+  --web.config.file FILE with --listen: TLS and basic auth for the metrics,
+                         in the Prometheus exporters' web config format
+                         (README: TLS and basic auth)
   --record FILE          append every snapshot to FILE (gzip JSON lines), in
                          any mode
   --replay FILE          play a recording back (dashboard; --once, --count N
@@ -128,6 +131,9 @@ type options struct {
 	// readFailed hears of every failed read in --headless (the metrics'
 	// error count); nil without --listen.
 	readFailed func()
+	// webConfig is the metrics server's TLS and basic auth (a web config
+	// file); "" serves plain HTTP to anyone.
+	webConfig string
 	// flows lists the host's sockets for the flow table (live only; the
 	// demo source lists its own); nil without one.
 	flows collector.FlowReader
@@ -218,7 +224,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 
 	if opts.listen != "" {
-		exp, stop, err := startMetrics(opts.listen, stderr)
+		exp, stop, err := startMetrics(opts.listen, opts.webConfig, stderr)
 		if err != nil {
 			return fail(stderr, err)
 		}
@@ -265,6 +271,7 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.root, "root", "", "")
 	fs.BoolVar(&o.demo, "demo", false, "")
 	fs.StringVar(&o.listen, "listen", "", "")
+	fs.StringVar(&o.webConfig, "web.config.file", "", "")
 	fs.StringVar(&o.record, "record", "", "")
 	fs.StringVar(&o.replay, "replay", "", "")
 	fs.Float64Var(&o.speed, "speed", 1, "")
@@ -311,6 +318,9 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 		return o, errors.New("--demo and --root exclude each other: the demo is a simulated host")
 	case o.json && !o.once && o.count == 0 && o.command == "" && o.replay == "":
 		return o, errors.New("--json needs --once or --count N (the dashboard is interactive)")
+	}
+	if err := checkWebConfig(o.listen, o.webConfig); err != nil {
+		return o, err
 	}
 	for _, b := range o.bonds {
 		if strings.ContainsAny(b, "/\x00") || b == "." || b == ".." || strings.HasPrefix(b, "-") {

@@ -27,12 +27,18 @@ func unusedLoopbackAddr(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-// TestRealPrometheus has Debian's Prometheus scrape `bondtop --demo
-// --headless` with the shipped rules loaded, as the README's config
-// does: the target is up, bondtop's series arrive, and every shipped rule
-// evaluates without an error (a many-to-many match or a bad template
-// shows only there).
-func TestRealPrometheus(t *testing.T) {
+// prometheusServer is a running Debian Prometheus, queried through its
+// HTTP API.
+type prometheusServer struct {
+	addr string
+	log  *strings.Builder
+}
+
+// startPrometheus runs Debian's Prometheus with config (a prometheus.yml)
+// until the test ends; it fails the test under CI=true, and skips it
+// elsewhere, when prometheus is not installed.
+func startPrometheus(t *testing.T, config string) *prometheusServer {
+	t.Helper()
 	prom, err := exec.LookPath("prometheus")
 	if err != nil {
 		if os.Getenv("CI") == "true" {
@@ -40,19 +46,60 @@ func TestRealPrometheus(t *testing.T) {
 		}
 		t.Skip("prometheus is missing: run scripts/test-deps.sh")
 	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := &prometheusServer{addr: unusedLoopbackAddr(t), log: &strings.Builder{}}
+	p := exec.Command(prom, "--config.file="+filepath.Join(dir, "prometheus.yml"), "--storage.tsdb.path="+filepath.Join(dir, "data"),
+		"--web.listen-address="+s.addr, "--log.level=warn")
+	p.Stdout, p.Stderr = s.log, s.log
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Process.Signal(syscall.SIGTERM); _ = p.Wait() })
+	return s
+}
+
+// api decodes the JSON answer of Prometheus's path into out.
+func (s *prometheusServer) api(path string, out any) error {
+	resp, err := http.Get("http://" + s.addr + path)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	return json.NewDecoder(resp.Body).Decode(out)
+}
+
+// query returns how many series the instant query q gives.
+func (s *prometheusServer) query(q string) (int, error) {
+	var r struct {
+		Data struct {
+			Result []json.RawMessage `json:"result"`
+		} `json:"data"`
+	}
+	err := s.api("/api/v1/query?query="+url.QueryEscape(q), &r)
+	return len(r.Data.Result), err
+}
+
+// TestRealPrometheus has Debian's Prometheus scrape `bondtop --demo
+// --headless` with the shipped rules loaded, as the README's config
+// does: the target is up, bondtop's series arrive, and every shipped rule
+// evaluates without an error (a many-to-many match or a bad template
+// shows only there).
+func TestRealPrometheus(t *testing.T) {
 	rules, err := filepath.Abs("../../contrib/prometheus/bondtop.rules.yml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	target, web := unusedLoopbackAddr(t), unusedLoopbackAddr(t)
+	target := unusedLoopbackAddr(t)
 	bondtop := exec.Command(binary(t), "--demo", "--headless", "--listen", target, "--interval", "200ms")
 	if err := bondtop.Start(); err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = bondtop.Process.Signal(syscall.SIGTERM); _ = bondtop.Wait() }()
 
-	dir := t.TempDir()
-	config := fmt.Sprintf(`global:
+	prom := startPrometheus(t, fmt.Sprintf(`global:
   scrape_interval: 1s
   evaluation_interval: 1s
 rule_files: [%q]
@@ -60,36 +107,8 @@ scrape_configs:
   - job_name: bondtop
     static_configs:
       - targets: [%q]
-`, rules, target)
-	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(config), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var log strings.Builder
-	p := exec.Command(prom, "--config.file="+filepath.Join(dir, "prometheus.yml"), "--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+web, "--log.level=warn")
-	p.Stdout, p.Stderr = &log, &log
-	if err := p.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = p.Process.Signal(syscall.SIGTERM); _ = p.Wait() }()
-
-	api := func(path string, out any) error {
-		resp, err := http.Get("http://" + web + path)
-		if err != nil {
-			return err
-		}
-		defer resp.Body.Close()
-		return json.NewDecoder(resp.Body).Decode(out)
-	}
-	query := func(q string) (int, error) {
-		var r struct {
-			Data struct {
-				Result []json.RawMessage `json:"result"`
-			} `json:"data"`
-		}
-		err := api("/api/v1/query?query="+url.QueryEscape(q), &r)
-		return len(r.Data.Result), err
-	}
+`, rules, target))
+	api, query, log := prom.api, prom.query, prom.log
 	type rule struct {
 		Name      string `json:"name"`
 		Health    string `json:"health"`
