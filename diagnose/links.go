@@ -119,28 +119,8 @@ func (v *view) links() []Finding {
 // counters: errors, overruns and drops counted on the slaves during the
 // window.
 func (v *view) counters() []Finding {
-	type sums struct{ errs, over, drops, packets uint64 }
-	per := map[string]*sums{}
-	for _, smp := range v.samples {
-		for i := range smp.b.Slaves {
-			s := &smp.b.Slaves[i]
-			iv := s.Interval
-			if iv == nil {
-				continue
-			}
-			p := per[s.Name]
-			if p == nil {
-				p = &sums{}
-				per[s.Name] = p
-			}
-			p.errs += val(iv.RxErrors) + val(iv.TxErrors)
-			p.over += val(iv.RxOverErrors) + val(iv.RxFifoErrors)
-			p.drops += val(iv.RxDropped) + val(iv.TxDropped)
-			if s.RxPps != nil && s.TxPps != nil {
-				p.packets += uint64((*s.RxPps + *s.TxPps) * smp.seconds)
-			}
-		}
-	}
+	type sums = counterSums
+	per := v.win.counts
 	secs := v.windowSeconds()
 	pick := func(get func(*sums) uint64, minFraction float64) (map[string]bool, []string) {
 		set := map[string]bool{}

@@ -214,7 +214,10 @@ func TestImbalance(t *testing.T) {
 			t.Errorf("%v: %+v", c.tx, f)
 		}
 	}
-	s := WindowShares([]*collector.BondSample{new(withTx(b, 930e6, 70e6))}, []float64{1}, true, 2)
+	bw := newBondWindow()
+	one := withTx(b, 930e6, 70e6)
+	bw.add(&one, 1, t0)
+	s := bw.shares(&one, true)
 	if math.Abs(s.Score-0.86) > 1e-9 || s.Largest != 0 || math.Abs(s.Share(0)-0.93) > 1e-9 {
 		t.Errorf("shares %+v", s)
 	}
@@ -341,4 +344,15 @@ func TestWhatIfMatchesPredictor(t *testing.T) {
 	if wt.Policies[bonding.PolicyEncap34].Split() != "unpredictable" || wt.Policies[bonding.PolicyLayer2].Split() != "0/0/100" && wt.Policies[bonding.PolicyLayer2].Largest != 1 {
 		t.Errorf("encap3+4 %s, layer2 %s", wt.Policies[bonding.PolicyEncap34].Split(), wt.Policies[bonding.PolicyLayer2].Split())
 	}
+}
+
+// bondOf rebuilds the bonding.Bond of a sample, slaves included, for
+// the hash predictor.
+func bondOf(b *collector.BondSample) *bonding.Bond {
+	bond := b.Bond
+	bond.Slaves = make([]bonding.Slave, len(b.Slaves))
+	for i := range b.Slaves {
+		bond.Slaves[i] = b.Slaves[i].Slave
+	}
+	return &bond
 }

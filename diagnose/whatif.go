@@ -104,7 +104,7 @@ func WhatIf(b *collector.BondSample) *WhatIfTable {
 	if err != nil {
 		return nil
 	}
-	usable, _ := bonding.UsableSlaves(bondOf(b))
+	usable := usableOf(b, nil)
 	if len(usable) == 0 {
 		return nil
 	}
