@@ -51,6 +51,19 @@ func (r *Ring) push(t time.Time, v *float64) {
 	r.next = (r.next + 1) % r.size
 }
 
+// grow raises the ring's capacity to n, keeping its samples in order.
+func (r *Ring) grow(n int) {
+	if n <= r.size {
+		return
+	}
+	if r.full {
+		r.times = append(r.times[r.next:len(r.times):len(r.times)], r.times[:r.next]...)
+		r.values = append(r.values[r.next:len(r.values):len(r.values)], r.values[:r.next]...)
+		r.next, r.full = 0, false
+	}
+	r.size = n
+}
+
 // Point is one history sample.
 type Point struct {
 	Time  time.Time
@@ -80,6 +93,7 @@ func (r *Ring) since(dst []Point, t time.Time) []Point {
 // any goroutine (the UI), so it locks.
 type History struct {
 	mu     sync.RWMutex
+	keep   time.Duration
 	size   int
 	series map[Series]*Ring
 }
@@ -91,7 +105,27 @@ func NewHistory(keep, interval time.Duration) *History {
 	if n < 2 {
 		n = 2
 	}
-	return &History{size: n, series: make(map[Series]*Ring)}
+	return &History{keep: keep, size: n, series: make(map[Series]*Ring)}
+}
+
+// Pace tells the history that samples now come every interval: at a
+// faster pace the rings grow so they still hold the span they keep. At a
+// slower one they keep their size (and, once full again, a longer span):
+// their memory is bounded by the span at the fastest pace used.
+func (h *History) Pace(interval time.Duration) {
+	if interval <= 0 {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := int(h.keep / interval)
+	if n <= h.size {
+		return
+	}
+	h.size = n
+	for _, r := range h.series {
+		r.grow(n)
+	}
 }
 
 // Record appends the rates of every bond and slave in s.

@@ -17,6 +17,8 @@ const (
 	DefaultInterval = time.Second
 	MinInterval     = 100 * time.Millisecond
 	DefaultHistory  = time.Hour
+	// NoHistory as Options.History keeps no rate history.
+	NoHistory time.Duration = -1
 )
 
 // Options configure a Sampler.
@@ -25,7 +27,10 @@ type Options struct {
 	Interval time.Duration
 	// Bonds to follow, by name; every bond when empty.
 	Bonds []string
-	// History is how much rate history to keep per series.
+	// History is how much rate history to keep per series, whatever the
+	// pace (SetInterval grows the rings to keep the span): DefaultHistory
+	// when zero, none when negative (NoHistory), for modes where nothing
+	// reads it.
 	History time.Duration
 	// Clock returns the current time with a monotonic reading; time.Now
 	// when nil. Tests fast-forward it.
@@ -80,7 +85,7 @@ func NewSampler(src Source, opts Options) *Sampler {
 	if opts.Interval < MinInterval {
 		opts.Interval = MinInterval
 	}
-	if opts.History <= 0 {
+	if opts.History == 0 {
 		opts.History = DefaultHistory
 	}
 	if opts.Clock == nil {
@@ -89,12 +94,14 @@ func NewSampler(src Source, opts Options) *Sampler {
 	s := &Sampler{
 		src:             src,
 		opts:            opts,
-		hist:            NewHistory(opts.History, opts.Interval),
 		prev:            make(map[string]*bonding.Bond),
 		last:            make(map[string]*bonding.Bond),
 		intervalChanged: make(chan struct{}, 1),
 	}
 	s.interval.Store(int64(opts.Interval))
+	if opts.History > 0 {
+		s.hist = NewHistory(opts.History, opts.Interval)
+	}
 	if opts.Flows == nil {
 		opts.Flows, _ = src.(FlowReader)
 	}
@@ -115,10 +122,13 @@ func (s *Sampler) Interval() time.Duration { return time.Duration(s.interval.Loa
 
 // SetInterval changes the time between samples (at least MinInterval) and
 // returns the interval now in force. Run, if running, samples at once and
-// then keeps the new pace. The history keeps the capacity it was sized for
-// at the first interval, so a faster pace holds a shorter span.
+// then keeps the new pace. The history grows to keep its span at a faster
+// pace (and keeps what it holds at a slower one).
 func (s *Sampler) SetInterval(d time.Duration) time.Duration {
 	d = max(d, MinInterval)
+	if s.hist != nil {
+		s.hist.Pace(d)
+	}
 	if time.Duration(s.interval.Swap(int64(d))) != d {
 		select {
 		case s.intervalChanged <- struct{}{}:
@@ -128,7 +138,8 @@ func (s *Sampler) SetInterval(d time.Duration) time.Duration {
 	return d
 }
 
-// History is the rate history of every series the Sampler has seen.
+// History is the rate history of every series the Sampler has seen (nil
+// with NoHistory).
 func (s *Sampler) History() *History { return s.hist }
 
 // NotFoundError says a requested bond does not exist and which do.
@@ -219,7 +230,9 @@ func (s *Sampler) sampleReading(r Reading) (*Snapshot, error) {
 	}
 	s.prev, s.last, s.prevAt, s.started = cur, cur, now, true
 	s.enrich(now, snap, r.Bonds)
-	s.hist.Record(snap)
+	if s.hist != nil {
+		s.hist.Record(snap)
+	}
 	for _, sink := range s.opts.Sinks {
 		sink(snap)
 	}

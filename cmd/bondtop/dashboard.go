@@ -25,7 +25,9 @@ func isTerminal(w io.Writer) bool {
 // so an unknown bond is reported like everywhere else in the CLI, on
 // stderr with exit code 2, and never flashes a screen.
 func dashboard(src collector.Source, o options) error {
-	s := collector.NewSampler(src, o.samplerOptions())
+	opts := o.samplerOptions()
+	opts.History = ui.GraphWindows[len(ui.GraphWindows)-1] // the longest graph
+	s := collector.NewSampler(src, opts)
 	first, err := s.Sample()
 	if err != nil {
 		return err

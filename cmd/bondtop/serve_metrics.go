@@ -22,10 +22,11 @@ import (
 // samplerOptions are the Sampler settings every mode shares, with the
 // sinks (metrics, recorder) the flags asked for, the flow table, and the
 // diagnosis that fills every snapshot's findings (a window of its own per
-// Sampler).
+// Sampler). No mode but the dashboard reads a rate history, so none is
+// kept unless the caller asks for one.
 func (o *options) samplerOptions() collector.Options {
 	return collector.Options{Interval: o.interval, Bonds: o.bonds, Sinks: o.sinks,
-		Flows: o.flows, Analyze: diagnose.NewWindow(0).Fill}
+		Flows: o.flows, Analyze: diagnose.NewWindow(0).Fill, History: collector.NoHistory}
 }
 
 // The /metrics server's bounds: a scraper needs one connection and a
