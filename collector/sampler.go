@@ -72,6 +72,8 @@ type Sampler struct {
 	// wakes Run to re-arm its ticker.
 	interval        atomic.Int64
 	intervalChanged chan struct{}
+	// pace judges whether the ticks keep the interval (see judgePace).
+	pace            pace
 	flows           *flowTracker // nil without a FlowReader
 	host            *hostCache   // nil when the Source is no HostReader
 	config          *configCache // nil when the Source is no ConfigReader
@@ -213,6 +215,10 @@ func (s *Sampler) sampleReading(r Reading) (*Snapshot, error) {
 		seconds = now.Sub(s.prevAt).Seconds()
 	}
 	snap.IntervalSeconds = seconds
+	if s.pace.judge {
+		s.pace.judge = false
+		s.judgePace(snap, seconds)
+	}
 
 	cur, evs := s.compare(now, r)
 	snap.Events = append(snap.Events, evs...)
@@ -383,6 +389,7 @@ func (s *Sampler) run(ctx context.Context, n int, fold bool, emit func(*Snapshot
 			return nil
 		case <-ticker.C:
 			sample = true
+			s.pace.judge = true
 		case <-changes:
 			settleUntil = time.Now().Add(settleWindow)
 			settleTimer.Reset(settleStep)
@@ -411,6 +418,47 @@ func (s *Sampler) run(ctx context.Context, n int, fold bool, emit func(*Snapshot
 		case <-s.intervalChanged:
 			ticker.Reset(s.Interval())
 			sample = true
+			s.pace = pace{}
 		}
+	}
+}
+
+// pace follows how far apart the ticker's snapshots come. A tick whose
+// work (read, rates, diagnosis) outlasts the interval delays the next
+// one, and a Go ticker drops the ticks it could not deliver: the pace
+// stretches silently. behindAfter late ticks in a row (a loaded machine
+// delays one now and then) make it news.
+type pace struct {
+	judge    bool    // the snapshot being made was due to the ticker
+	late     int     // ticker snapshots in a row that came late
+	achieved float64 // their mean interval, seconds
+	warned   bool    // the warning was given for this interval
+}
+
+const (
+	behindAfter = 10
+	lateFactor  = 1.25
+)
+
+// judgePace marks snap Behind when the ticks no longer keep the interval,
+// and warns once per interval asked for.
+func (s *Sampler) judgePace(snap *Snapshot, seconds float64) {
+	asked := s.Interval()
+	if seconds < lateFactor*asked.Seconds() {
+		s.pace.late, s.pace.achieved = 0, 0
+		return
+	}
+	s.pace.late++
+	s.pace.achieved += (seconds - s.pace.achieved) / float64(min(s.pace.late, behindAfter))
+	if s.pace.late < behindAfter {
+		return
+	}
+	achieved := time.Duration(s.pace.achieved * float64(time.Second)).Round(time.Millisecond)
+	snap.Behind = achieved
+	if !s.pace.warned {
+		s.pace.warned = true
+		snap.Warnings = append(snap.Warnings, fmt.Sprintf(
+			"sampling cannot keep the %v interval: snapshots come every %v (reading and diagnosing %d bonds takes longer); rates stay exact, over the longer intervals; a longer --interval, or fewer bonds (bondtop BOND), keeps the pace",
+			asked, achieved, len(snap.Bonds)))
 	}
 }

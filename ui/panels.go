@@ -67,6 +67,10 @@ func (d *dashboard) renderHeader(width, height int) []line {
 		clock = line{{m.Snap.Time.Format("15:04:05"), th.base}}
 	}
 	every = line{{"every ", th.dim}, {duration(m.Interval), th.base}}
+	if m.Snap != nil && m.Snap.Behind > 0 {
+		// Sampling cannot keep the pace asked for: say what it keeps.
+		every = every.add(" BEHIND: every "+duration(m.Snap.Behind), th.bad)
+	}
 
 	if b == nil {
 		one := pack(width, name, status, paused, every, clock)
