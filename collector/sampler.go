@@ -73,10 +73,10 @@ type Sampler struct {
 	interval        atomic.Int64
 	intervalChanged chan struct{}
 	// pace judges whether the ticks keep the interval (see judgePace).
-	pace            pace
-	flows           *flowTracker // nil without a FlowReader
-	host            *hostCache   // nil when the Source is no HostReader
-	config          *configCache // nil when the Source is no ConfigReader
+	pace   pace
+	flows  *flowTracker // nil without a FlowReader
+	host   *hostCache   // nil when the Source is no HostReader
+	config *configCache // nil when the Source is no ConfigReader
 }
 
 // NewSampler makes a Sampler over src.
