@@ -8,6 +8,8 @@
 #   make lab-fixtures  capture fixture trees from the lab into testdata/lab
 #   make fuzz        every parser's fuzz target, FUZZTIME each (default 60s)
 #   make bench       the benchmarks quoted in the README
+#   make measure     the many-bonds table: the real binary on generated --root
+#                    trees against the floor (reading the same files)
 
 GO          ?= go
 STATICCHECK_VERSION := v0.8.2
@@ -15,7 +17,7 @@ GOBIN       := $(shell $(GO) env GOPATH)/bin
 VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
 FUZZTIME    ?= 60s
 
-.PHONY: build test deps tools lint unit lab-deps test-lab lab-fixtures fuzz bench clean
+.PHONY: build test deps tools lint unit lab-deps test-lab lab-fixtures fuzz bench measure clean
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o bin/bondtop ./cmd/bondtop
@@ -65,6 +67,9 @@ fuzz:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./bonding/ ./collector/ ./ui/ ./cmd/bondtop/
 	$(GO) test -run '^$$' -bench Loopback -count 5 ./load/
+
+measure: build
+	$(GO) run ./scripts/measure-bonds -bin bin/bondtop
 
 clean:
 	rm -rf bin
