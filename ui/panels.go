@@ -67,6 +67,10 @@ func (d *dashboard) renderHeader(width, height int) []line {
 		clock = line{{m.Snap.Time.Format("15:04:05"), th.base}}
 	}
 	every = line{{"every ", th.dim}, {duration(m.Interval), th.base}}
+	if d.loadp.running() && d.overlayName != overlayLoad {
+		// The panel is hidden: the test goes on, say so.
+		paused = append(paused, d.loadBadge()...)
+	}
 	if m.Snap != nil && m.Snap.Behind > 0 {
 		// Sampling cannot keep the pace asked for: say what it keeps.
 		every = every.add(" BEHIND: every "+duration(m.Snap.Behind), th.bad)
