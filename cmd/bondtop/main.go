@@ -44,6 +44,8 @@ Usage:
                                      (bondtop load -h for its flags)
   bondtop serve [--listen ADDR:PORT] an iperf3 server for iperf3 -c (default :5201,
                                      every address: see --allow in bondtop serve -h)
+  bondtop completion bash|zsh|fish   a shell completion script (subcommands, flags,
+                                     this host's bonds and slaves)
 
 Modes:
   --once                 two samples one interval apart, then exit
@@ -146,6 +148,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if len(args) > 0 && args[0] == "serve" {
 		return runServe(args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "completion" {
+		return runCompletion(args[1:], stdout, stderr)
 	}
 	opts, err := parseArgs(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
