@@ -24,7 +24,6 @@ func completeBash(t *testing.T, script string, words ...string) []string {
 	return strings.Fields(string(out))
 }
 
-
 func TestCompletionBash(t *testing.T) {
 	script, stderr, code := runBinary(t, "completion", "bash")
 	if code != 0 {
