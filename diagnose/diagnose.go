@@ -77,24 +77,22 @@ func keepChange(kept []collector.Event, e collector.Event) []collector.Event {
 	return append(kept, e)
 }
 
-// view is one bond over the window: its samples, oldest first, the last
-// being now.
+// view is one bond now, and over the window (win: its running sums and
+// what the oldest sample knew).
 type view struct {
-	now     *collector.BondSample
-	host    *collector.Host
-	samples []sample
-	usable  []string
-	whatIf  *WhatIfTable
+	now    *collector.BondSample
+	host   *collector.Host
+	usable []string
+	whatIf *WhatIfTable
 	// config is the host's configuration and running settings (nil
 	// without); changes the bond's identity changes in the run.
 	config  *collector.HostConfig
 	changes []collector.Event
-	// win holds the running sums of the shares.
-	win *bondWindow
+	win     *bondWindow
 }
 
 func newView(bw *bondWindow, snap *collector.Snapshot, b *collector.BondSample) *view {
-	v := &view{now: b, samples: bw.samples, usable: bw.usable, win: bw}
+	v := &view{now: b, usable: bw.usable, win: bw}
 	if snap != nil {
 		v.host = snap.Host
 		v.config = snap.Config

@@ -39,11 +39,10 @@ func (v *view) links() []Finding {
 
 	// Link failures counted during the window: a flapping link.
 	flaps := map[string]int{}
-	first := v.samples[0].b
 	for i := range b.Slaves {
 		s := &b.Slaves[i]
-		if p := slaveOf(first, s.Name); p != nil && p.LinkFailureCount != nil && s.LinkFailureCount != nil && *s.LinkFailureCount > *p.LinkFailureCount {
-			flaps[s.Name] = *s.LinkFailureCount - *p.LinkFailureCount
+		if p := v.win.firstSlave(s.Name); p != nil && p.linkFailures.rose(s.LinkFailureCount) {
+			flaps[s.Name] = *s.LinkFailureCount - p.linkFailures.v
 		}
 	}
 	if len(flaps) > 0 {
@@ -163,13 +162,7 @@ func (v *view) counters() []Finding {
 	return out
 }
 
-func (v *view) windowSeconds() float64 {
-	s := 0.0
-	for _, smp := range v.samples[1:] {
-		s += smp.seconds
-	}
-	return s
-}
+func (v *view) windowSeconds() float64 { return v.win.seconds() }
 
 func val(p *uint64) uint64 {
 	if p == nil {

@@ -119,9 +119,10 @@ func (w *Window) cachedWhatIf(b *collector.BondSample) *WhatIfTable {
 	return t
 }
 
-// sample is one bond in one snapshot of the window.
+// sample is one bond in one snapshot of the window: what the checks
+// read of it later, not the sample itself (30 s of snapshots of dozens of
+// bonds would hold hundreds of megabytes).
 type sample struct {
-	b       *collector.BondSample
 	seconds float64
 	at      time.Time
 	// bytes is what each slave moved in the sample's interval (from its
@@ -141,7 +142,26 @@ type slaveDelta struct {
 	name   string
 	tx, rx float64
 	counts counterSums
+	// The slave's cumulative counts at the sample, for what rose during
+	// the window (the first sample's against now).
+	linkFailures, actorChurned, partnerChurned optInt
 }
+
+// optInt is an int that may be unknown.
+type optInt struct {
+	v  int
+	ok bool
+}
+
+func optOf(p *int) optInt {
+	if p == nil {
+		return optInt{}
+	}
+	return optInt{*p, true}
+}
+
+// rose reports whether a count known then and now grew.
+func (o optInt) rose(now *int) bool { return o.ok && now != nil && *now > o.v }
 
 // counterSums are a slave's error counts over the window.
 type counterSums struct{ errs, over, drops, packets uint64 }
@@ -185,7 +205,7 @@ func newBondWindow() *bondWindow {
 
 func (bw *bondWindow) add(b *collector.BondSample, seconds float64, at time.Time) {
 	bw.prevUsable, bw.usable = bw.usable, usableOf(b, bw.prevUsable[:0])
-	smp := sample{b: b, seconds: seconds, at: at}
+	smp := sample{seconds: seconds, at: at}
 	if len(bw.samples) > 0 && !slices.Equal(bw.prevUsable, bw.usable) {
 		smp.changed = true
 	}
@@ -195,7 +215,8 @@ func (bw *bondWindow) add(b *collector.BondSample, seconds float64, at time.Time
 	}
 	for i := range b.Slaves {
 		sl := &b.Slaves[i]
-		d := slaveDelta{name: sl.Name}
+		d := slaveDelta{name: sl.Name, linkFailures: optOf(sl.LinkFailureCount),
+			actorChurned: optOf(sl.ActorChurnedCount), partnerChurned: optOf(sl.PartnerChurnedCount)}
 		if seconds > 0 {
 			if sl.TxBps != nil {
 				d.tx = *sl.TxBps * seconds / 8
@@ -294,6 +315,30 @@ func (bw *bondWindow) resum() {
 		bw.apply(&bw.samples[i], 1)
 	}
 	bw.sinceResum = 0
+}
+
+// firstSlave is what the window's oldest sample knew of a slave, nil
+// when it had no such slave.
+func (bw *bondWindow) firstSlave(name string) *slaveDelta {
+	if len(bw.samples) == 0 {
+		return nil
+	}
+	for i, d := range bw.samples[0].bytes {
+		if d.name == name {
+			return &bw.samples[0].bytes[i]
+		}
+	}
+	return nil
+}
+
+// seconds is the time the window's samples cover (the first one's
+// interval lies before the window).
+func (bw *bondWindow) seconds() float64 {
+	s := 0.0
+	for i := 1; i < len(bw.samples); i++ {
+		s += bw.samples[i].seconds
+	}
+	return s
 }
 
 // shares are one direction's shares over the bond's window, the slaves of

@@ -3,6 +3,7 @@ package diagnose
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"testing"
 	"time"
 
@@ -80,6 +81,13 @@ func BenchmarkFullWindowTick(b *testing.B) {
 				tick()
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(sz.bonds*sz.slaves), "ns/slave")
+			// What the full window holds: the heap in use after a
+			// collection, with the sampler and the window alive.
+			var m runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&m)
+			b.ReportMetric(float64(m.HeapInuse)/(1<<20), "MB-heap")
+			runtime.KeepAlive(s)
 		})
 	}
 }
