@@ -53,6 +53,8 @@ type Options struct {
 	// LoadUnavailable says why not, in words.
 	Load            LoadRunner
 	LoadUnavailable string
+	// NoMouse leaves the mouse to the terminal (selecting text to copy).
+	NoMouse bool
 }
 
 // intervalSteps are the paces + and - move between.
@@ -145,6 +147,7 @@ func newDashboard(o Options) *dashboard {
 	d.root = &screenLayout{Box: tview.NewBox(), d: d}
 	d.app.SetRoot(d.root, true).SetFocus(d.table)
 	d.app.SetInputCapture(d.handleKey)
+	d.app.EnableMouse(!o.NoMouse)
 	if o.Screen != nil {
 		d.screen = newQuietScreen(o.Screen)
 		d.app.SetScreen(d.screen)

@@ -40,7 +40,7 @@ func dashboard(src collector.Source, o options) error {
 	// (kill, a closed SSH session) and must still restore the terminal.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
-	uo := ui.Options{Feed: s, First: first, Bond: bond}
+	uo := ui.Options{Feed: s, First: first, Bond: bond, NoMouse: o.noMouse}
 	switch src := src.(type) {
 	case *collector.DemoSource:
 		uo.Load = ui.DemoLoad{Source: src}
@@ -60,6 +60,6 @@ func replayDashboard(feed *replayFeed, o options) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
-	return ui.Run(ctx, ui.Options{Feed: feed, First: feed.First(), Bond: bond,
+	return ui.Run(ctx, ui.Options{Feed: feed, First: feed.First(), Bond: bond, NoMouse: o.noMouse,
 		LoadUnavailable: "A recording replays what was; load tests need the live host. Run bondtop on the host that has the bond (or try --demo)."})
 }

@@ -68,6 +68,8 @@ Flags:
                          /proc/net/bonding and /sys/class/net) instead of this host
   --interval DURATION    time between samples, Go syntax: 200ms, 1s, 2s
                          (default 1s, at least 100ms)
+  --no-mouse             the dashboard leaves the mouse to the terminal (by
+                         default a click selects a row or panel, the wheel scrolls)
   --version              print the version and exit
   -h, --help             this help
 
@@ -131,6 +133,7 @@ type options struct {
 	version  bool
 	bonds    []string
 	command  string // "" (watch) or "list"
+	noMouse  bool
 }
 
 func main() {
@@ -254,6 +257,7 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.count, "count", 0, "")
 	fs.BoolVar(&o.json, "json", false, "")
 	fs.BoolVar(&o.version, "version", false, "")
+	fs.BoolVar(&o.noMouse, "no-mouse", false, "")
 
 	positional, err := parseInterleaved(fs, args)
 	if err != nil {
