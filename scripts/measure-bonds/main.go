@@ -8,6 +8,10 @@
 // reads /proc/PID/stat and the children's rusage).
 //
 //	go run ./scripts/measure-bonds -bin bin/bondtop [-sizes 1x2,4x4,64x8,256x2] [-seconds 45]
+//
+// With -tree DIR it only writes a tree of -size into DIR and moves its
+// counters every 100 ms until it is stopped (scripts/measure-top.sh
+// watches such a tree beside bmon and nload).
 package main
 
 import (
@@ -38,7 +42,15 @@ func main() {
 	bin := flag.String("bin", "bin/bondtop", "the bondtop binary to measure")
 	sizes := flag.String("sizes", "1x2,4x4,64x8,256x2", "bonds x slaves, comma-separated")
 	seconds := flag.Int("seconds", 45, "length of each run (the window is full after 32 s)")
+	treeDir := flag.String("tree", "", "only write a tree of -size here and move its counters until stopped")
+	treeSize := flag.String("size", "1x4", "with -tree: bonds x slaves")
 	flag.Parse()
+	if *treeDir != "" {
+		if err := keepTree(*treeDir, *treeSize); err != nil {
+			fail(err)
+		}
+		return
+	}
 	if *seconds*int(time.Second) <= int(windowFull)+5*int(time.Second) {
 		fail(fmt.Errorf("-seconds must leave some time after the window fills (more than %v)", windowFull+5*time.Second))
 	}
@@ -52,6 +64,27 @@ func main() {
 			fail(err)
 		}
 	}
+}
+
+// keepTree writes a tree and moves its counters every interval, forever.
+func keepTree(dir, size string) error {
+	var bonds, slaves int
+	if _, err := fmt.Sscanf(size, "%dx%d", &bonds, &slaves); err != nil {
+		return fmt.Errorf("size %q: want BONDSxSLAVES", size)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	tr, err := bondtree.Write(dir, bonds, slaves)
+	if err != nil {
+		return err
+	}
+	for range time.Tick(interval) {
+		if err := tr.Advance(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func fail(err error) {
