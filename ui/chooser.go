@@ -23,6 +23,9 @@ type chooserState struct {
 	cursor    string
 	filter    string
 	filtering bool // typing after /
+	// top is the first row shown and page how many fit: the list scrolls
+	// its rows itself, under a heading that stays.
+	top, page int
 }
 
 // chooserHead is the number of lines above the rows.
@@ -103,8 +106,7 @@ func (d *dashboard) chooserKey(ev *tcell.EventKey) bool {
 	if i < 0 {
 		return true
 	}
-	page := max(d.overlay.shown-chooserHead, 1)
-	j := scroll(i, ev, page+1, len(rows)-1)
+	j := scroll(i, ev, max(d.chooser.page, 1)+1, len(rows)-1)
 	d.chooser.cursor = rows[j]
 	return true
 }
@@ -119,7 +121,7 @@ func (d *dashboard) chooserEscape() bool {
 	return false
 }
 
-// renderChooser lists the bonds, keeping the cursor's row on screen.
+// renderChooser lists the bonds that fit, the cursor's row among them.
 func (d *dashboard) renderChooser(width, height int) []line {
 	m, th := d.model, d.th
 	rows := d.chooserRows()
@@ -152,7 +154,23 @@ func (d *dashboard) renderChooser(width, height int) []line {
 	}
 	blank := strings.Repeat(" ", len(num(0)))
 	out = append(out, line{{" " + blank + padRight("BOND", nameW) + "  " + padRight("MODE", 13) + padLeft("UP", 5) + padLeft("TX", 8) + padLeft("RX", 8) + "  WORST FINDING", th.heading}})
-	for i, name := range rows {
+	// Only the rows that fit, the cursor's among them.
+	page := len(rows)
+	if height > chooserHead {
+		page = max(height-chooserHead, 1)
+	}
+	top := min(d.chooser.top, max(cur, 0))
+	if cur >= top+page {
+		top = cur - page + 1
+	}
+	top = max(min(top, len(rows)-page), 0)
+	d.chooser.top, d.chooser.page = top, page
+	d.overlay.offset = 0
+	if len(rows) > page {
+		out[1] = append(out[1], span{fmt.Sprintf("  rows %d-%d of %d", top+1, min(top+page, len(rows)), len(rows)), th.dim})
+	}
+	for i := top; i < len(rows) && i < top+page; i++ {
+		name := rows[i]
 		b := m.lastSeen[name]
 		row := line{{" " + num(i) + padRight(name, nameW) + "  ", th.base}}
 		if b == nil || m.Snap == nil || m.Snap.Bond(name) == nil {
@@ -169,15 +187,6 @@ func (d *dashboard) renderChooser(width, height int) []line {
 	}
 	if len(rows) == 0 {
 		out = append(out, line{{"  no bond matches " + strconv.Quote(d.chooser.filter), th.dim}})
-	}
-	// Keep the cursor's row on screen, as the diagnosis does its finding.
-	if cur >= 0 && height > 0 {
-		at := chooserHead + cur
-		off := min(d.overlay.offset, at)
-		if at >= off+height {
-			off = at - height + 1
-		}
-		d.overlay.offset = off
 	}
 	return out
 }

@@ -68,7 +68,7 @@ func (d *dashboard) overlayMouse(action tview.MouseAction, my int) {
 	}
 	_, iy, _, _ := d.overlay.GetInnerRect()
 	rows := d.chooserRows()
-	if i := my - iy + d.overlay.offset - chooserHead; i >= 0 && i < len(rows) {
+	if i := my - iy - chooserHead + d.chooser.top; my-iy >= chooserHead && i < len(rows) {
 		d.chooser.cursor = rows[i]
 		d.chooserKey(tcell.NewEventKey(tcell.KeyEnter, 0, tcell.ModNone))
 	}
