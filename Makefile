@@ -65,7 +65,7 @@ fuzz:
 	done
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./bonding/ ./collector/ ./ui/ ./cmd/bondtop/
+	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./bonding/ ./collector/ ./diagnose/ ./ui/ ./cmd/bondtop/
 	$(GO) test -run '^$$' -bench Loopback -count 5 ./load/
 
 measure: build
