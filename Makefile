@@ -10,6 +10,8 @@
 #   make bench       the benchmarks quoted in the README
 #   make generate    the flow meter's eBPF objects from C (needs clang, llvm)
 #   make check-generate  the committed eBPF objects are what generate makes
+#   make measure     the many-bonds table: the real binary on generated --root
+#                    trees against the floor (reading the same files)
 
 GO          ?= go
 STATICCHECK_VERSION := v0.8.2
@@ -19,7 +21,7 @@ FUZZTIME    ?= 60s
 # The kernel whose trees testdata/lab holds (their golden files were reviewed on it).
 LAB_FIXTURES_KERNEL ?= 6.1
 
-.PHONY: build test deps tools lint unit lab-deps test-lab lab-fixtures fuzz bench clean generate check-generate
+.PHONY: build test deps tools lint unit lab-deps test-lab lab-fixtures fuzz bench clean generate measure check-generate
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o bin/bondtop ./cmd/bondtop
@@ -71,7 +73,7 @@ fuzz:
 	done
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./bonding/ ./collector/ ./collector/flowmeter/ ./ui/ ./cmd/bondtop/
+	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./bonding/ ./collector/ ./collector/flowmeter/ ./diagnose/ ./ui/ ./cmd/bondtop/
 	$(GO) test -run '^$$' -bench Loopback -count 5 ./load/
 
 # The eBPF flow meter: C compiled by clang through bpf2go; the objects and
@@ -81,6 +83,9 @@ generate:
 
 check-generate:
 	GO=$(GO) ./scripts/check-generate.sh
+
+measure: build
+	$(GO) run ./scripts/measure-bonds -bin bin/bondtop
 
 clean:
 	rm -rf bin

@@ -44,6 +44,22 @@ func UsableSlaves(b *Bond) (usable []string, excluded []Exclusion) {
 	return usable, excluded
 }
 
+// AppendUsable is UsableSlaves for a bond whose slaves are kept elsewhere
+// (n of them, the i-th given by slave): it appends the usable names to
+// dst without copying the bond, for callers that ask on every tick.
+func AppendUsable(dst []string, b *Bond, n int, slave func(i int) *Slave) []string {
+	lacp := b.Is8023AD()
+	if lacp && b.LACP != nil && b.LACP.NoActiveAggregator {
+		return dst
+	}
+	for i := range n {
+		if s := slave(i); unusable(b, s, lacp) == "" {
+			dst = append(dst, s.Name)
+		}
+	}
+	return dst
+}
+
 // unusable gives the reason the kernel skips s, or "". The order of the
 // tests is the kernel's: aggregator first, then bond_slave_can_tx.
 func unusable(b *Bond, s *Slave, lacp bool) string {

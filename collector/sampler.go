@@ -18,6 +18,8 @@ const (
 	DefaultInterval = time.Second
 	MinInterval     = 100 * time.Millisecond
 	DefaultHistory  = time.Hour
+	// NoHistory as Options.History keeps no rate history.
+	NoHistory time.Duration = -1
 )
 
 // Options configure a Sampler.
@@ -26,7 +28,10 @@ type Options struct {
 	Interval time.Duration
 	// Bonds to follow, by name; every bond when empty.
 	Bonds []string
-	// History is how much rate history to keep per series.
+	// History is how much rate history to keep per series, whatever the
+	// pace (SetInterval grows the rings to keep the span): DefaultHistory
+	// when zero, none when negative (NoHistory), for modes where nothing
+	// reads it.
 	History time.Duration
 	// Clock returns the current time with a monotonic reading; time.Now
 	// when nil. Tests fast-forward it.
@@ -77,11 +82,13 @@ type Sampler struct {
 	// wakes Run to re-arm its ticker.
 	interval        atomic.Int64
 	intervalChanged chan struct{}
-	flows           *flowTracker  // nil without a FlowReader
-	host            *hostCache    // nil when the Source is no HostReader
-	config          *configCache  // nil when the Source is no ConfigReader
-	meter           *meterTracker // nil without a Meter
-	kernel          *bonding.KernelVersion
+	// pace judges whether the ticks keep the interval (see judgePace).
+	pace   pace
+	flows  *flowTracker  // nil without a FlowReader
+	host   *hostCache    // nil when the Source is no HostReader
+	config *configCache  // nil when the Source is no ConfigReader
+	meter  *meterTracker // nil without a Meter
+	kernel *bonding.KernelVersion
 }
 
 // NewSampler makes a Sampler over src.
@@ -92,7 +99,7 @@ func NewSampler(src Source, opts Options) *Sampler {
 	if opts.Interval < MinInterval {
 		opts.Interval = MinInterval
 	}
-	if opts.History <= 0 {
+	if opts.History == 0 {
 		opts.History = DefaultHistory
 	}
 	if opts.Clock == nil {
@@ -101,12 +108,14 @@ func NewSampler(src Source, opts Options) *Sampler {
 	s := &Sampler{
 		src:             src,
 		opts:            opts,
-		hist:            NewHistory(opts.History, opts.Interval),
 		prev:            make(map[string]*bonding.Bond),
 		last:            make(map[string]*bonding.Bond),
 		intervalChanged: make(chan struct{}, 1),
 	}
 	s.interval.Store(int64(opts.Interval))
+	if opts.History > 0 {
+		s.hist = NewHistory(opts.History, opts.Interval)
+	}
 	if opts.Flows == nil {
 		opts.Flows, _ = src.(FlowReader)
 	}
@@ -135,10 +144,13 @@ func (s *Sampler) Interval() time.Duration { return time.Duration(s.interval.Loa
 
 // SetInterval changes the time between samples (at least MinInterval) and
 // returns the interval now in force. Run, if running, samples at once and
-// then keeps the new pace. The history keeps the capacity it was sized for
-// at the first interval, so a faster pace holds a shorter span.
+// then keeps the new pace. The history grows to keep its span at a faster
+// pace (and keeps what it holds at a slower one).
 func (s *Sampler) SetInterval(d time.Duration) time.Duration {
 	d = max(d, MinInterval)
+	if s.hist != nil {
+		s.hist.Pace(d)
+	}
 	if time.Duration(s.interval.Swap(int64(d))) != d {
 		select {
 		case s.intervalChanged <- struct{}{}:
@@ -148,7 +160,8 @@ func (s *Sampler) SetInterval(d time.Duration) time.Duration {
 	return d
 }
 
-// History is the rate history of every series the Sampler has seen.
+// History is the rate history of every series the Sampler has seen (nil
+// with NoHistory).
 func (s *Sampler) History() *History { return s.hist }
 
 // NotFoundError says a requested bond does not exist and which do.
@@ -223,6 +236,10 @@ func (s *Sampler) sampleReading(r Reading) (*Snapshot, error) {
 		seconds = now.Sub(s.prevAt).Seconds()
 	}
 	snap.IntervalSeconds = seconds
+	if s.pace.judge {
+		s.pace.judge = false
+		s.judgePace(snap, seconds)
+	}
 
 	cur, evs := s.compare(now, r)
 	snap.Events = append(snap.Events, evs...)
@@ -240,7 +257,9 @@ func (s *Sampler) sampleReading(r Reading) (*Snapshot, error) {
 	}
 	s.prev, s.last, s.prevAt, s.started = cur, cur, now, true
 	s.enrich(now, snap, r.Bonds)
-	s.hist.Record(snap)
+	if s.hist != nil {
+		s.hist.Record(snap)
+	}
 	for _, sink := range s.opts.Sinks {
 		sink(snap)
 	}
@@ -391,6 +410,7 @@ func (s *Sampler) run(ctx context.Context, n int, fold bool, emit func(*Snapshot
 			return nil
 		case <-ticker.C:
 			sample = true
+			s.pace.judge = true
 		case <-changes:
 			settleUntil = time.Now().Add(settleWindow)
 			settleTimer.Reset(settleStep)
@@ -419,6 +439,47 @@ func (s *Sampler) run(ctx context.Context, n int, fold bool, emit func(*Snapshot
 		case <-s.intervalChanged:
 			ticker.Reset(s.Interval())
 			sample = true
+			s.pace = pace{}
 		}
+	}
+}
+
+// pace follows how far apart the ticker's snapshots come. A tick whose
+// work (read, rates, diagnosis) outlasts the interval delays the next
+// one, and a Go ticker drops the ticks it could not deliver: the pace
+// stretches silently. behindAfter late ticks in a row (a loaded machine
+// delays one now and then) make it news.
+type pace struct {
+	judge    bool    // the snapshot being made was due to the ticker
+	late     int     // ticker snapshots in a row that came late
+	achieved float64 // their mean interval, seconds
+	warned   bool    // the warning was given for this interval
+}
+
+const (
+	behindAfter = 10
+	lateFactor  = 1.25
+)
+
+// judgePace marks snap Behind when the ticks no longer keep the interval,
+// and warns once per interval asked for.
+func (s *Sampler) judgePace(snap *Snapshot, seconds float64) {
+	asked := s.Interval()
+	if seconds < lateFactor*asked.Seconds() {
+		s.pace.late, s.pace.achieved = 0, 0
+		return
+	}
+	s.pace.late++
+	s.pace.achieved += (seconds - s.pace.achieved) / float64(min(s.pace.late, behindAfter))
+	if s.pace.late < behindAfter {
+		return
+	}
+	achieved := time.Duration(s.pace.achieved * float64(time.Second)).Round(time.Millisecond)
+	snap.Behind = achieved
+	if !s.pace.warned {
+		s.pace.warned = true
+		snap.Warnings = append(snap.Warnings, fmt.Sprintf(
+			"sampling cannot keep the %v interval: snapshots come every %v (reading and diagnosing %d bonds takes longer); rates stay exact, over the longer intervals; a longer --interval, or fewer bonds (bondtop BOND), keeps the pace",
+			asked, achieved, len(snap.Bonds)))
 	}
 }

@@ -41,6 +41,10 @@ type Snapshot struct {
 	// it is compared with; nil when the source has none (demo, replay).
 	// The comparison's results are each BondSample's Intended and Drift.
 	Config *HostConfig `json:"-"`
+	// Behind is the pace sampling achieves when it cannot keep the
+	// interval asked for (reading and diagnosing take longer), 0 while it
+	// keeps it: the dashboard's header shows it. Said once in Warnings.
+	Behind time.Duration `json:"-"`
 }
 
 // Bond returns the sample of the bond called name, or nil.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/collector"
@@ -70,63 +69,6 @@ const (
 	IDSwitchHash        = "rx-switch-hash"
 )
 
-// DefaultWindow is the span trends and shares are judged over.
-const DefaultWindow = 30 * time.Second
-
-// Window keeps the snapshots of the last span and fills each new one's
-// findings. It is what the Sampler's Options.Analyze runs; not safe for
-// concurrent use (the Sampler calls it from its goroutine).
-type Window struct {
-	span  time.Duration
-	snaps []*collector.Snapshot
-	// whatIf caches the what-if table per flow table: ten thousand flows
-	// under every policy cost milliseconds, and a table lives for several
-	// ticks.
-	whatIf map[string]whatIfEntry
-	// changes keeps, per bond, the last change of its MAC and of its
-	// LACP system MAC seen in the run: their findings outlive the window.
-	changes map[string][]collector.Event
-}
-
-type whatIfEntry struct {
-	table    *collector.FlowTable
-	measured *collector.MeasuredTraffic
-	w        *WhatIfTable
-}
-
-// NewWindow keeps span of history (DefaultWindow when zero).
-func NewWindow(span time.Duration) *Window {
-	if span <= 0 {
-		span = DefaultWindow
-	}
-	return &Window{span: span, whatIf: map[string]whatIfEntry{}, changes: map[string][]collector.Event{}}
-}
-
-// Fill adds s to the window and sets the findings of each of its bonds
-// (never nil: an empty list says "analyzed, nothing found"). Call it
-// before s is handed to anyone else: it writes into s.
-func (w *Window) Fill(s *collector.Snapshot) {
-	w.snaps = append(w.snaps, s)
-	cut := 0
-	for cut < len(w.snaps)-1 && s.Time.Sub(w.snaps[cut].Time) > w.span {
-		cut++
-	}
-	if cut > 0 {
-		w.snaps = slices.Delete(w.snaps, 0, cut)
-	}
-	for _, e := range s.Events {
-		w.changes[e.Bond] = keepChange(w.changes[e.Bond], e)
-	}
-	for i := range s.Bonds {
-		b := &s.Bonds[i]
-		v := newView(w.snaps, b)
-		v.whatIf = w.cachedWhatIf(b, v.mix)
-		v.changes = w.changes[b.Name]
-		b.Findings = v.analyze()
-		b.Intended, b.Drift = v.drift()
-	}
-}
-
 // keepChange adds e to a bond's kept identity changes when it is one,
 // replacing the older change of its kind.
 func keepChange(kept []collector.Event, e collector.Event) []collector.Event {
@@ -137,78 +79,27 @@ func keepChange(kept []collector.Event, e collector.Event) []collector.Event {
 	return append(kept, e)
 }
 
-// cachedWhatIf is the what-if of b's mix: recomputed when the flow
-// table or the measured traffic changed (every sample with a meter; the
-// measured mix is bounded by maxMixFlows).
-func (w *Window) cachedWhatIf(b *collector.BondSample, mix *txMix) *WhatIfTable {
-	if mix == nil {
-		delete(w.whatIf, b.Name)
-		return nil
-	}
-	if e, ok := w.whatIf[b.Name]; ok && e.table == b.Flows && e.measured == b.Measured {
-		return e.w
-	}
-	t := whatIfOf(b, mix)
-	w.whatIf[b.Name] = whatIfEntry{b.Flows, b.Measured, t}
-	return t
-}
-
-// Analyze returns the findings of every bond of the last snapshot of
-// history (oldest first), judging trends and shares over all of them.
-func Analyze(history []*collector.Snapshot) map[string][]Finding {
-	out := map[string][]Finding{}
-	if len(history) == 0 {
-		return out
-	}
-	last := history[len(history)-1]
-	for i := range last.Bonds {
-		b := &last.Bonds[i]
-		v := newView(history, b)
-		v.whatIf = whatIfOf(b, v.mix)
-		for _, s := range history {
-			for _, e := range s.Events {
-				if e.Bond == b.Name {
-					v.changes = keepChange(v.changes, e)
-				}
-			}
-		}
-		out[b.Name] = v.analyze()
-	}
-	return out
-}
-
-// view is one bond over the window: its samples, oldest first, the last
-// being now.
+// view is one bond now, and over the window (win: its running sums and
+// what the oldest sample knew).
 type view struct {
-	now     *collector.BondSample
-	host    *collector.Host
-	samples []sample
-	usable  []string
-	whatIf  *WhatIfTable
+	now    *collector.BondSample
+	host   *collector.Host
+	usable []string
+	whatIf *WhatIfTable
 	// config is the host's configuration and running settings (nil
 	// without); changes the bond's identity changes in the run.
 	config  *collector.HostConfig
 	changes []collector.Event
 	mix     *txMix // nil without flows
+	win     *bondWindow
 }
 
-type sample struct {
-	b       *collector.BondSample
-	seconds float64
-}
-
-func newView(history []*collector.Snapshot, b *collector.BondSample) *view {
-	v := &view{now: b}
-	for _, s := range history {
-		if sb := s.Bond(b.Name); sb != nil {
-			v.samples = append(v.samples, sample{sb, s.IntervalSeconds})
-		}
+func newView(bw *bondWindow, snap *collector.Snapshot, b *collector.BondSample) *view {
+	v := &view{now: b, usable: bw.usable, win: bw}
+	if snap != nil {
+		v.host = snap.Host
+		v.config = snap.Config
 	}
-	if len(history) > 0 {
-		v.host = history[len(history)-1].Host
-		v.config = history[len(history)-1].Config
-	}
-	v.usable, _ = bonding.UsableSlaves(BondOf(b))
 	if hashMode(b) {
 		v.mix = mixOf(b) // only the hashing modes' findings read it
 	}

@@ -2,11 +2,9 @@ package diagnose
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/bondtop/bondtop/bonding"
-	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/internal/units"
 )
 
@@ -41,45 +39,11 @@ func (s *Shares) Share(i int) float64 {
 	return 0
 }
 
-// WindowShares sums each slave's tx (or rx) bytes over the samples of a
-// bond (oldest first; the last one's slaves name the rows), from the rates
-// and intervals: a sample without a rate adds nothing. usable is the
-// number of slaves that could carry traffic, the score's n.
-func WindowShares(bonds []*collector.BondSample, intervals []float64, tx bool, usable int) Shares {
-	now := bonds[len(bonds)-1]
-	s := Shares{Largest: -1}
-	index := map[string]int{}
-	for i := range now.Slaves {
-		s.Slaves = append(s.Slaves, now.Slaves[i].Name)
-		index[now.Slaves[i].Name] = i
-	}
-	s.Bytes = make([]float64, len(s.Slaves))
-	for k, b := range bonds {
-		secs := intervals[k]
-		if secs <= 0 {
-			continue
-		}
-		counted := false
-		for i := range b.Slaves {
-			sl := &b.Slaves[i]
-			r := sl.RxBps
-			if tx {
-				r = sl.TxBps
-			}
-			j, ok := index[sl.Name]
-			if r == nil || !ok {
-				continue
-			}
-			s.Bytes[j] += *r * secs / 8
-			counted = true
-		}
-		if counted {
-			s.Seconds += secs
-		}
-	}
-	total := s.Total()
+// score sets Largest and Score from Bytes (total is their sum) over
+// usable slaves.
+func (s *Shares) score(total float64, usable int) {
 	if total <= 0 {
-		return s
+		return
 	}
 	for i := range s.Bytes {
 		if s.Largest < 0 || s.Bytes[i] > s.Bytes[s.Largest] {
@@ -90,34 +54,6 @@ func WindowShares(bonds []*collector.BondSample, intervals []float64, tx bool, u
 		n := float64(usable)
 		s.Score = min(1, max(0, (s.Bytes[s.Largest]/total-1/n)/(1-1/n)))
 	}
-	return s
-}
-
-// shares is WindowShares over the view's window, from the sample where
-// the usable slaves became what they are now: before a failover or a
-// slave leaving the aggregator the flows hashed elsewhere, and mixing the
-// two would show neither.
-func (v *view) shares(tx bool) Shares {
-	from := len(v.samples) - 1
-	for from > 0 {
-		u, _ := bonding.UsableSlaves(BondOf(v.samples[from-1].b))
-		if !slices.Equal(u, v.usable) {
-			break
-		}
-		from--
-	}
-	var bonds []*collector.BondSample
-	var secs []float64
-	for i, s := range v.samples[from:] {
-		bonds = append(bonds, s.b)
-		// The first sample's interval lies before the change.
-		if i == 0 && from > 0 {
-			secs = append(secs, 0)
-			continue
-		}
-		secs = append(secs, s.seconds)
-	}
-	return WindowShares(bonds, secs, tx, len(v.usable))
 }
 
 // imbalance: in the balancing modes, one slave carrying most of a
@@ -148,7 +84,7 @@ func (v *view) imbalance() []Finding {
 }
 
 func (v *view) imbalanceDir(tx bool) (Finding, bool) {
-	s := v.shares(tx)
+	s := v.win.shares(v.now, tx)
 	if s.Largest < 0 || s.Seconds <= 0 || s.Score < 0.4 {
 		return Finding{}, false
 	}

@@ -155,15 +155,14 @@ func (v *view) lacp() []Finding {
 
 	// Churn: now, or counted during the window.
 	churned := map[string]bool{}
-	first := v.samples[0].b
 	for i := range b.Slaves {
 		s := &b.Slaves[i]
 		if str(s.ActorChurnState) == "churned" || str(s.PartnerChurnState) == "churned" {
 			churned[s.Name] = true
 			continue
 		}
-		if p := slaveOf(first, s.Name); p != nil {
-			if grew(p.ActorChurnedCount, s.ActorChurnedCount) || grew(p.PartnerChurnedCount, s.PartnerChurnedCount) {
+		if p := v.win.firstSlave(s.Name); p != nil {
+			if p.actorChurned.rose(s.ActorChurnedCount) || p.partnerChurned.rose(s.PartnerChurnedCount) {
 				churned[s.Name] = true
 			}
 		}
@@ -224,8 +223,4 @@ func (v *view) keyMismatch(up, missing map[string]bool) (Finding, bool) {
 	return Finding{ID: IDKeyMismatch, Severity: Warning, Slaves: v.slaveOrder(all),
 		Message: "LACP keys differ between slaves: " + strings.Join(parts, "; "),
 		Detail:  "Ports aggregate only with equal keys. Our key encodes each slave's speed and duplex (a slave at another speed gets another key and its own aggregator); the partner's key is its port-channel (ports in different port-channels on the switch). Make the speeds equal, and put the switch ports in one port-channel."}, true
-}
-
-func grew(old, cur *int) bool {
-	return old != nil && cur != nil && *cur > *old
 }

@@ -39,11 +39,10 @@ func (v *view) links() []Finding {
 
 	// Link failures counted during the window: a flapping link.
 	flaps := map[string]int{}
-	first := v.samples[0].b
 	for i := range b.Slaves {
 		s := &b.Slaves[i]
-		if p := slaveOf(first, s.Name); p != nil && p.LinkFailureCount != nil && s.LinkFailureCount != nil && *s.LinkFailureCount > *p.LinkFailureCount {
-			flaps[s.Name] = *s.LinkFailureCount - *p.LinkFailureCount
+		if p := v.win.firstSlave(s.Name); p != nil && p.linkFailures.rose(s.LinkFailureCount) {
+			flaps[s.Name] = *s.LinkFailureCount - p.linkFailures.v
 		}
 	}
 	if len(flaps) > 0 {
@@ -119,28 +118,8 @@ func (v *view) links() []Finding {
 // counters: errors, overruns and drops counted on the slaves during the
 // window.
 func (v *view) counters() []Finding {
-	type sums struct{ errs, over, drops, packets uint64 }
-	per := map[string]*sums{}
-	for _, smp := range v.samples {
-		for i := range smp.b.Slaves {
-			s := &smp.b.Slaves[i]
-			iv := s.Interval
-			if iv == nil {
-				continue
-			}
-			p := per[s.Name]
-			if p == nil {
-				p = &sums{}
-				per[s.Name] = p
-			}
-			p.errs += val(iv.RxErrors) + val(iv.TxErrors)
-			p.over += val(iv.RxOverErrors) + val(iv.RxFifoErrors)
-			p.drops += val(iv.RxDropped) + val(iv.TxDropped)
-			if s.RxPps != nil && s.TxPps != nil {
-				p.packets += uint64((*s.RxPps + *s.TxPps) * smp.seconds)
-			}
-		}
-	}
+	type sums = counterSums
+	per := v.win.counts
 	secs := v.windowSeconds()
 	pick := func(get func(*sums) uint64, minFraction float64) (map[string]bool, []string) {
 		set := map[string]bool{}
@@ -183,13 +162,7 @@ func (v *view) counters() []Finding {
 	return out
 }
 
-func (v *view) windowSeconds() float64 {
-	s := 0.0
-	for _, smp := range v.samples[1:] {
-		s += smp.seconds
-	}
-	return s
-}
+func (v *view) windowSeconds() float64 { return v.win.seconds() }
 
 func val(p *uint64) uint64 {
 	if p == nil {

@@ -66,11 +66,10 @@ func (v *view) hashCheck() []Finding {
 // previous sample: a failover within the interval moves flows between
 // slaves, which is no disagreement.
 func (v *view) steadySlaves() bool {
-	if len(v.samples) < 2 {
+	if len(v.win.samples) < 2 {
 		return true
 	}
-	prev, _ := bonding.UsableSlaves(BondOf(v.samples[len(v.samples)-2].b))
-	return slices.Equal(prev, v.usable)
+	return slices.Equal(v.win.prevUsable, v.usable)
 }
 
 // flowName is a flow's ends as ss prints them.

@@ -214,7 +214,10 @@ func TestImbalance(t *testing.T) {
 			t.Errorf("%v: %+v", c.tx, f)
 		}
 	}
-	s := WindowShares([]*collector.BondSample{new(withTx(b, 930e6, 70e6))}, []float64{1}, true, 2)
+	bw := newBondWindow()
+	one := withTx(b, 930e6, 70e6)
+	bw.add(&one, 1, t0)
+	s := bw.shares(&one, true)
 	if math.Abs(s.Score-0.86) > 1e-9 || s.Largest != 0 || math.Abs(s.Share(0)-0.93) > 1e-9 {
 		t.Errorf("shares %+v", s)
 	}

@@ -92,7 +92,7 @@ func whatIfOf(b *collector.BondSample, mix *txMix) *WhatIfTable {
 	if err != nil {
 		return nil
 	}
-	usable, _ := bonding.UsableSlaves(BondOf(b))
+	usable := usableOf(b, nil)
 	if len(usable) == 0 {
 		return nil
 	}

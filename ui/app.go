@@ -53,6 +53,8 @@ type Options struct {
 	// LoadUnavailable says why not, in words.
 	Load            LoadRunner
 	LoadUnavailable string
+	// NoMouse leaves the mouse to the terminal (selecting text to copy).
+	NoMouse bool
 }
 
 // intervalSteps are the paces + and - move between.
@@ -90,7 +92,7 @@ type dashboard struct {
 	overlayName                  string
 	overlayFrom                  tview.Primitive // focus to return to
 	visible                      panes           // where the last draw put the panels
-	chooserCursor                int
+	chooser                      chooserState
 	chooserShown                 bool
 	diag                         diagState
 	flows                        flowsState
@@ -145,6 +147,7 @@ func newDashboard(o Options) *dashboard {
 	d.root = &screenLayout{Box: tview.NewBox(), d: d}
 	d.app.SetRoot(d.root, true).SetFocus(d.table)
 	d.app.SetInputCapture(d.handleKey)
+	d.app.EnableMouse(!o.NoMouse)
 	if o.Screen != nil {
 		d.screen = newQuietScreen(o.Screen)
 		d.app.SetScreen(d.screen)
@@ -229,7 +232,7 @@ func (d *dashboard) apply(batch []*collector.Snapshot) {
 	// Several bonds and none named: ask once which one to watch.
 	if d.model.Bond == "" && len(d.model.Bonds()) > 1 && !d.chooserShown {
 		d.chooserShown = true
-		d.openOverlay(overlayChooser)
+		d.openChooser()
 	}
 }
 
@@ -316,6 +319,10 @@ func (d *dashboard) handleKey(ev *tcell.EventKey) *tcell.EventKey {
 		d.openOverlay(overlayDiagnose)
 	case 'f':
 		d.openOverlay(overlayFlows)
+	case 'b':
+		if len(m.Bonds()) > 0 {
+			d.openChooser()
+		}
 	default:
 		if r >= '1' && r <= '9' {
 			m.SelectBond(int(r - '1'))
@@ -331,7 +338,9 @@ func (d *dashboard) handleKey(ev *tcell.EventKey) *tcell.EventKey {
 func (d *dashboard) overlayKey(ev *tcell.EventKey) *tcell.EventKey {
 	switch {
 	case ev.Key() == tcell.KeyEscape:
-		d.closeOverlay()
+		if d.overlayName != overlayChooser || !d.chooserEscape() {
+			d.closeOverlay()
+		}
 		return nil
 	case d.panelKey(ev):
 		return nil
@@ -342,23 +351,7 @@ func (d *dashboard) overlayKey(ev *tcell.EventKey) *tcell.EventKey {
 		d.closeOverlay()
 		return nil
 	}
-	if d.overlayName != overlayChooser {
-		return ev
-	}
-	bonds := d.model.Bonds()
-	switch {
-	case ev.Key() == tcell.KeyEnter:
-		if d.model.SelectBond(d.chooserCursor) {
-			d.closeOverlay()
-		}
-	case ev.Key() == tcell.KeyRune && ev.Rune() >= '1' && ev.Rune() <= '9':
-		if d.model.SelectBond(int(ev.Rune() - '1')) {
-			d.closeOverlay()
-		}
-	default:
-		d.chooserCursor = scroll(d.chooserCursor, ev, len(bonds), len(bonds)-1)
-	}
-	return nil
+	return ev
 }
 
 func (d *dashboard) openOverlay(name string) {
@@ -484,6 +477,8 @@ func (d *dashboard) panelKey(ev *tcell.EventKey) bool {
 		return d.flowsKey(ev)
 	case overlayLoad:
 		return d.loadKey(ev)
+	case overlayChooser:
+		return d.chooserKey(ev)
 	}
 	return false
 }
@@ -492,7 +487,7 @@ func (d *dashboard) panelKey(ev *tcell.EventKey) bool {
 // findings use a large terminal's width, text reads best at 80.
 func (d *dashboard) overlayWidth() int {
 	switch d.overlayName {
-	case overlayFlows, overlayDiagnose:
+	case overlayFlows, overlayDiagnose, overlayChooser:
 		return 120
 	}
 	return 80

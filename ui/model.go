@@ -105,9 +105,7 @@ func (m *Model) show(s *collector.Snapshot, events []collector.Event) {
 		name := s.Bonds[i].Name
 		m.lastSeen[name] = &s.Bonds[i]
 		delete(m.goneAt, name)
-		if !slices.Contains(m.known, name) {
-			m.known = append(m.known, name)
-		}
+		m.addKnown(name)
 	}
 	for _, e := range events {
 		if e.Kind == collector.EventBondGone {
@@ -118,11 +116,8 @@ func (m *Model) show(s *collector.Snapshot, events []collector.Event) {
 		if _, ok := m.goneAt[name]; !ok {
 			m.goneAt[name] = s.Time
 		}
-		if !slices.Contains(m.known, name) {
-			m.known = append(m.known, name)
-		}
+		m.addKnown(name)
 	}
-	slices.Sort(m.known)
 	if m.Bond == "" && len(s.Bonds) == 1 {
 		// The only bond there is: nothing to choose.
 		m.Bond = s.Bonds[0].Name
@@ -163,6 +158,24 @@ func (m *Model) HeldEvents() int { return len(m.heldEvents) }
 // Bonds lists the bonds to choose from, by name: those in the snapshot and
 // those that vanished while followed.
 func (m *Model) Bonds() []string { return m.known }
+
+// addKnown adds a bond to Bonds, kept in natural order (bond2 before
+// bond10) so the list, [ ] and 1-9 agree with how names read.
+func (m *Model) addKnown(name string) {
+	if i, found := slices.BinarySearchFunc(m.known, name, naturalCompare); !found {
+		m.known = slices.Insert(m.known, i, name)
+	}
+}
+
+// SelectBondNamed selects the bond called name; false when it is not in
+// Bonds.
+func (m *Model) SelectBondNamed(name string) bool {
+	if !slices.Contains(m.known, name) {
+		return false
+	}
+	m.Bond = name
+	return true
+}
 
 // SelectBond selects the i-th bond of Bonds (0-based); false when there is
 // no such bond.

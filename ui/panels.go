@@ -67,6 +67,14 @@ func (d *dashboard) renderHeader(width, height int) []line {
 		clock = line{{m.Snap.Time.Format("15:04:05"), th.base}}
 	}
 	every = line{{"every ", th.dim}, {duration(m.Interval), th.base}}
+	if d.loadp.running() && d.overlayName != overlayLoad {
+		// The panel is hidden: the test goes on, say so.
+		paused = append(paused, d.loadBadge()...)
+	}
+	if m.Snap != nil && m.Snap.Behind > 0 {
+		// Sampling cannot keep the pace asked for: say what it keeps.
+		every = every.add(" BEHIND: every "+duration(m.Snap.Behind), th.bad)
+	}
 
 	if b == nil {
 		one := pack(width, name, status, paused, every, clock)
@@ -205,7 +213,7 @@ func (d *dashboard) renderFooter(width, _ int) []line {
 		{"q", "quit"}, {"?", "help"}, {"Tab", "focus"}, {"Enter", "details"},
 	}
 	if len(m.Bonds()) > 1 {
-		hints = append(hints, keyHint{"[ ]", "bond"})
+		hints = append(hints, keyHint{"b [ ]", "bond"})
 	}
 	hints = append(hints,
 		keyHint{"p", pause},
@@ -529,6 +537,7 @@ var helpKeys = []keyHint{
 	{"↑ ↓ PgUp PgDn", "move in the focused panel (j k too)"},
 	{"Enter", "details of the selected slave"},
 	{"[ ]  1-9", "previous / next bond, or bond number N"},
+	{"b", "bond list: mode, slaves up, rates, worst finding (/ filters)"},
 	{"p", "pause / resume (events keep being collected)"},
 	{"+ -", "sample less / more often (100ms .. 10s)"},
 	{"g", "graph window: 1m, 5m, 1h"},
@@ -560,26 +569,6 @@ func (d *dashboard) renderHelp(_, _ int) []line {
 		line{{"bars", th.strong}, {"    rate against the slave's link speed", th.base}},
 		line{{"graphs", th.strong}, {"  peak per column; a gap is an unknown rate", th.base}},
 	)
-	return out
-}
-
-// renderChooser lists the bonds to pick from (Enter or 1-9).
-func (d *dashboard) renderChooser(_, _ int) []line {
-	m, th := d.model, d.th
-	out := []line{{{"Several bonds here: choose one (↑ ↓ Enter, or 1-9; [ ] switch later)", th.strong}}, nil}
-	for i, name := range m.Bonds() {
-		st := th.base
-		if i == d.chooserCursor {
-			st = th.selected
-		}
-		desc := ""
-		if m.Snap != nil {
-			if b := m.Snap.Bond(name); b != nil {
-				desc = fmt.Sprintf("  %s, %d slaves, mii %s", orDash(b.Mode), len(b.Slaves), orDash(b.MIIStatus))
-			}
-		}
-		out = append(out, line{{fmt.Sprintf(" %d  %s%s ", i+1, name, desc), st}})
-	}
 	return out
 }
 

@@ -25,7 +25,9 @@ func isTerminal(w io.Writer) bool {
 // so an unknown bond is reported like everywhere else in the CLI, on
 // stderr with exit code 2, and never flashes a screen.
 func dashboard(src collector.Source, o options) error {
-	s := collector.NewSampler(src, o.samplerOptions(src))
+	opts := o.samplerOptions(src)
+	opts.History = ui.GraphWindows[len(ui.GraphWindows)-1] // the longest graph
+	s := collector.NewSampler(src, opts)
 	first, err := s.Sample()
 	if err != nil {
 		return err
@@ -38,7 +40,7 @@ func dashboard(src collector.Source, o options) error {
 	// (kill, a closed SSH session) and must still restore the terminal.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
-	uo := ui.Options{Feed: s, First: first, Bond: bond}
+	uo := ui.Options{Feed: s, First: first, Bond: bond, NoMouse: o.noMouse}
 	switch src := src.(type) {
 	case *collector.DemoSource:
 		uo.Load = ui.DemoLoad{Source: src}
@@ -58,6 +60,6 @@ func replayDashboard(feed *replayFeed, o options) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
-	return ui.Run(ctx, ui.Options{Feed: feed, First: feed.First(), Bond: bond,
+	return ui.Run(ctx, ui.Options{Feed: feed, First: feed.First(), Bond: bond, NoMouse: o.noMouse,
 		LoadUnavailable: "A recording replays what was; load tests need the live host. Run bondtop on the host that has the bond (or try --demo)."})
 }

@@ -47,6 +47,8 @@ Usage:
                                      every address: see --allow in bondtop serve -h)
   bondtop drill BOND --peer HOST     a failover drill: what taking a slave away costs
                                      (bondtop drill -h for its flags)
+  bondtop completion bash|zsh|fish   a shell completion script (subcommands, flags,
+                                     this host's bonds and slaves)
 
 Modes:
   --once                 two samples one interval apart, then exit
@@ -78,6 +80,8 @@ Flags:
                          65536); beyond, bytes count per slave as "other"
   --no-ebpf              measure flows by sampling (AF_PACKET, 1 in 100)
                          instead of eBPF at the slaves
+  --no-mouse             the dashboard leaves the mouse to the terminal (by
+                         default a click selects a row or panel, the wheel scrolls)
   --version              print the version and exit
   -h, --help             this help
 
@@ -151,6 +155,7 @@ type options struct {
 	version     bool
 	bonds       []string
 	command     string // "" (watch) or "list"
+	noMouse     bool
 }
 
 func main() {
@@ -171,6 +176,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if len(args) > 0 && args[0] == "serve" {
 		return runServe(args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "completion" {
+		return runCompletion(args[1:], stdout, stderr)
 	}
 	opts, err := parseArgs(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
@@ -284,6 +292,7 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.top, "top", defaultTop, "")
 	fs.IntVar(&o.flowMapSize, "flow-map-size", flowmeter.DefaultMaxFlows, "")
 	fs.BoolVar(&o.noEBPF, "no-ebpf", false, "")
+	fs.BoolVar(&o.noMouse, "no-mouse", false, "")
 
 	positional, err := parseInterleaved(fs, args)
 	if err != nil {

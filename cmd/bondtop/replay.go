@@ -75,34 +75,59 @@ func replay(o options, stdout, stderr io.Writer) error {
 }
 
 // replayPrint prints the first snapshot (--once), the first N (--count),
-// or, for --json alone, every one.
+// or, for --json alone, every one. The baseline reading a recorded run
+// starts with (interval_s 0, no rates yet, followed by rated snapshots)
+// is skipped: the live run that recorded it never printed it, and the
+// replay prints what it did.
 func replayPrint(rd *record.Reader, o options, stdout, stderr io.Writer) error {
 	n := max(o.count, 1)
 	if o.json && !o.once && o.count == 0 {
 		n = math.MaxInt
 	}
-	for rd.Read() < n {
+	var held *record.Entry // the first entry, while it may be a baseline
+	printed := 0
+	print := func(e *record.Entry) {
+		printed++
+		if o.json {
+			fmt.Fprintf(stdout, "%s\n", e.Raw)
+			return
+		}
+		if printed > 1 {
+			fmt.Fprintln(stdout)
+		}
+		_ = printSnapshot(stdout, e.Snapshot)
+	}
+	for printed < n {
 		e, err := rd.Next()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
+			if held != nil {
+				print(held)
+			}
 			return err
 		}
-		if o.json {
-			fmt.Fprintf(stdout, "%s\n", e.Raw)
+		switch {
+		case rd.Read() == 1 && e.Snapshot.IntervalSeconds == 0:
+			held = &e
 			continue
+		case held != nil && e.Snapshot.IntervalSeconds == 0:
+			print(held) // not a run's baseline: a recording without rates
 		}
-		if rd.Read() > 1 {
-			fmt.Fprintln(stdout)
+		held = nil
+		if printed < n {
+			print(&e)
 		}
-		_ = printSnapshot(stdout, e.Snapshot)
 	}
-	if rd.Read() == 0 {
+	if held != nil && printed < n {
+		print(held) // the recording's only snapshot
+	}
+	if printed == 0 {
 		return fmt.Errorf("%s holds no snapshots", o.replay)
 	}
-	if o.count > rd.Read() {
-		fmt.Fprintf(stderr, "bondtop: %s holds %d snapshots, fewer than --count %d\n", o.replay, rd.Read(), o.count)
+	if o.count > printed {
+		fmt.Fprintf(stderr, "bondtop: %s holds %d snapshots, fewer than --count %d\n", o.replay, printed, o.count)
 	}
 	return nil
 }

@@ -31,10 +31,12 @@ import (
 // samplerOptions are the Sampler settings every mode shares, with the
 // sinks (metrics, recorder) the flags asked for, the flow table, and the
 // diagnosis that fills every snapshot's findings (a window of its own per
-// Sampler).
+// Sampler). No mode but the dashboard reads a rate history, so none is
+// kept unless the caller asks for one.
 func (o *options) samplerOptions(src collector.Source) collector.Options {
 	so := collector.Options{Interval: o.interval, Bonds: o.bonds, Sinks: o.sinks,
-		Flows: o.flows, Meter: o.meter, MeterWhy: o.meterWhy, Analyze: diagnose.NewWindow(0).Fill}
+		Flows: o.flows, Meter: o.meter, MeterWhy: o.meterWhy, Analyze: diagnose.NewWindow(0).Fill,
+		History: collector.NoHistory}
 	if _, live := src.(*collector.LiveSource); live {
 		// A drill killed mid-way on this host shows as a finding, in
 		// every mode: the dashboard, the text and JSON outputs, /metrics.

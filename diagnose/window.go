@@ -1,0 +1,373 @@
+package diagnose
+
+import (
+	"math"
+	"slices"
+	"time"
+
+	"github.com/bondtop/bondtop/bonding"
+	"github.com/bondtop/bondtop/collector"
+)
+
+// DefaultWindow is the span trends and shares are judged over.
+const DefaultWindow = 30 * time.Second
+
+// Window keeps, per bond, the samples of the last span and running sums
+// of each slave's bytes over them, and fills each new snapshot's
+// findings. Its cost per tick grows with the slaves, not with the
+// window's length: the shares add the new sample and subtract the one
+// leaving instead of summing the window again. It is what the Sampler's
+// Options.Analyze runs; not safe for concurrent use (the Sampler calls it
+// from its goroutine).
+type Window struct {
+	span  time.Duration
+	bonds map[string]*bondWindow
+	// whatIf caches the what-if table per flow table: ten thousand flows
+	// under every policy cost milliseconds, and a table lives for several
+	// ticks.
+	whatIf map[string]whatIfEntry
+	// changes keeps, per bond, the last change of its MAC and of its
+	// LACP system MAC seen in the run: their findings outlive the window.
+	changes map[string][]collector.Event
+}
+
+type whatIfEntry struct {
+	table    *collector.FlowTable
+	measured *collector.MeasuredTraffic
+	w        *WhatIfTable
+}
+
+// NewWindow keeps span of history (DefaultWindow when zero).
+func NewWindow(span time.Duration) *Window {
+	if span <= 0 {
+		span = DefaultWindow
+	}
+	return &Window{span: span, bonds: map[string]*bondWindow{}, whatIf: map[string]whatIfEntry{}, changes: map[string][]collector.Event{}}
+}
+
+// Fill adds s to the window and sets the findings of each of its bonds
+// (never nil: an empty list says "analyzed, nothing found"). Call it
+// before s is handed to anyone else: it writes into s.
+func (w *Window) Fill(s *collector.Snapshot) {
+	w.push(s)
+	for i := range s.Bonds {
+		b := &s.Bonds[i]
+		v := newView(w.bonds[b.Name], s, b)
+		v.whatIf = w.cachedWhatIf(b, v.mix)
+		v.changes = w.changes[b.Name]
+		b.Findings = v.analyze()
+		b.Intended, b.Drift = v.drift()
+	}
+}
+
+// push adds s to every bond's window and drops what left the span,
+// bonds gone for longer than the span included.
+func (w *Window) push(s *collector.Snapshot) {
+	for _, e := range s.Events {
+		w.changes[e.Bond] = keepChange(w.changes[e.Bond], e)
+	}
+	for i := range s.Bonds {
+		b := &s.Bonds[i]
+		bw := w.bonds[b.Name]
+		if bw == nil {
+			bw = newBondWindow()
+			w.bonds[b.Name] = bw
+		}
+		bw.add(b, s.IntervalSeconds, s.Time)
+	}
+	for name, bw := range w.bonds {
+		bw.trim(s.Time, w.span)
+		if len(bw.samples) == 0 {
+			delete(w.bonds, name)
+		}
+	}
+}
+
+// Analyze returns the findings of every bond of the last snapshot of
+// history (oldest first), judging trends and shares over all of them.
+func Analyze(history []*collector.Snapshot) map[string][]Finding {
+	out := map[string][]Finding{}
+	if len(history) == 0 {
+		return out
+	}
+	w := NewWindow(math.MaxInt64)
+	for _, s := range history {
+		w.push(s)
+	}
+	last := history[len(history)-1]
+	for i := range last.Bonds {
+		b := &last.Bonds[i]
+		v := newView(w.bonds[b.Name], last, b)
+		v.whatIf = whatIfOf(b, v.mix)
+		v.changes = w.changes[b.Name]
+		out[b.Name] = v.analyze()
+	}
+	return out
+}
+
+// cachedWhatIf is the what-if of b's mix: recomputed when the flow
+// table or the measured traffic changed (every sample with a meter; the
+// measured mix is bounded by maxMixFlows).
+func (w *Window) cachedWhatIf(b *collector.BondSample, mix *txMix) *WhatIfTable {
+	if mix == nil {
+		delete(w.whatIf, b.Name)
+		return nil
+	}
+	if e, ok := w.whatIf[b.Name]; ok && e.table == b.Flows && e.measured == b.Measured {
+		return e.w
+	}
+	t := whatIfOf(b, mix)
+	w.whatIf[b.Name] = whatIfEntry{b.Flows, b.Measured, t}
+	return t
+}
+
+// sample is one bond in one snapshot of the window: what the checks
+// read of it later, not the sample itself (30 s of snapshots of dozens of
+// bonds would hold hundreds of megabytes).
+type sample struct {
+	seconds float64
+	at      time.Time
+	// bytes is what each slave moved in the sample's interval (from its
+	// rates), the part it adds to the running sums; txCounted and
+	// rxCounted say whether any slave had a rate in that direction.
+	bytes                []slaveDelta
+	txCounted, rxCounted bool
+	// changed marks the sample where the usable slaves became what they
+	// were next: its interval lies before the change, so it adds nothing.
+	changed bool
+}
+
+// slaveDelta is what one slave adds to the window's sums in a sample:
+// bytes from its rates, and the errors, overruns, drops and packets its
+// counters rose by in the interval.
+type slaveDelta struct {
+	name   string
+	tx, rx float64
+	counts counterSums
+	// The slave's cumulative counts at the sample, for what rose during
+	// the window (the first sample's against now).
+	linkFailures, actorChurned, partnerChurned optInt
+}
+
+// optInt is an int that may be unknown.
+type optInt struct {
+	v  int
+	ok bool
+}
+
+func optOf(p *int) optInt {
+	if p == nil {
+		return optInt{}
+	}
+	return optInt{*p, true}
+}
+
+// rose reports whether a count known then and now grew.
+func (o optInt) rose(now *int) bool { return o.ok && now != nil && *now > o.v }
+
+// counterSums are a slave's error counts over the window.
+type counterSums struct{ errs, over, drops, packets uint64 }
+
+func (c *counterSums) add(d counterSums, sign int) {
+	if sign > 0 {
+		c.errs, c.over, c.drops, c.packets = c.errs+d.errs, c.over+d.over, c.drops+d.drops, c.packets+d.packets
+		return
+	}
+	c.errs, c.over, c.drops, c.packets = c.errs-d.errs, c.over-d.over, c.drops-d.drops, c.packets-d.packets
+}
+
+type slaveSums struct{ tx, rx float64 }
+
+// bondWindow is one bond over the window: its samples (oldest first) and
+// the running sums of the shares over samples[shareFrom:], the samples
+// since the usable slaves became what they are now: before a failover or
+// a slave leaving the aggregator the flows hashed elsewhere, and mixing
+// the two would show neither.
+type bondWindow struct {
+	samples   []sample
+	shareFrom int
+	usable    []string
+	sums      map[string]*slaveSums
+	txSeconds float64
+	rxSeconds float64
+	// sinceResum counts samples since the sums were last summed afresh:
+	// adding and subtracting floats drifts, so once per window length the
+	// sums are rebuilt from the samples (O(slaves) a tick, amortized).
+	sinceResum int
+	spare      [][]slaveDelta // bytes slices of samples that left, reused
+	prevUsable []string
+	// counts are every slave's error counts over all the samples (a
+	// slave without interval counts in any sample has none).
+	counts map[string]*counterSums
+}
+
+func newBondWindow() *bondWindow {
+	return &bondWindow{sums: map[string]*slaveSums{}, counts: map[string]*counterSums{}}
+}
+
+func (bw *bondWindow) add(b *collector.BondSample, seconds float64, at time.Time) {
+	bw.prevUsable, bw.usable = bw.usable, usableOf(b, bw.prevUsable[:0])
+	smp := sample{seconds: seconds, at: at}
+	if len(bw.samples) > 0 && !slices.Equal(bw.prevUsable, bw.usable) {
+		smp.changed = true
+	}
+	var bytes []slaveDelta
+	if n := len(bw.spare); n > 0 {
+		bytes, bw.spare = bw.spare[n-1][:0], bw.spare[:n-1]
+	}
+	for i := range b.Slaves {
+		sl := &b.Slaves[i]
+		d := slaveDelta{name: sl.Name, linkFailures: optOf(sl.LinkFailureCount),
+			actorChurned: optOf(sl.ActorChurnedCount), partnerChurned: optOf(sl.PartnerChurnedCount)}
+		if seconds > 0 {
+			if sl.TxBps != nil {
+				d.tx = *sl.TxBps * seconds / 8
+				smp.txCounted = true
+			}
+			if sl.RxBps != nil {
+				d.rx = *sl.RxBps * seconds / 8
+				smp.rxCounted = true
+			}
+		}
+		if iv := sl.Interval; iv != nil {
+			d.counts = counterSums{
+				errs:  val(iv.RxErrors) + val(iv.TxErrors),
+				over:  val(iv.RxOverErrors) + val(iv.RxFifoErrors),
+				drops: val(iv.RxDropped) + val(iv.TxDropped),
+			}
+			if sl.RxPps != nil && sl.TxPps != nil {
+				d.counts.packets = uint64((*sl.RxPps + *sl.TxPps) * seconds)
+			}
+			c := bw.counts[sl.Name]
+			if c == nil {
+				c = &counterSums{}
+				bw.counts[sl.Name] = c
+			}
+			c.add(d.counts, 1)
+		}
+		bytes = append(bytes, d)
+	}
+	smp.bytes = bytes
+	bw.samples = append(bw.samples, smp)
+	if smp.changed {
+		bw.shareFrom = len(bw.samples) - 1
+		clear(bw.sums) // forget slaves that left
+		bw.resum()
+		return
+	}
+	bw.apply(&bw.samples[len(bw.samples)-1], 1)
+	if bw.sinceResum++; bw.sinceResum >= max(len(bw.samples), 64) {
+		bw.resum()
+	}
+}
+
+// trim drops the samples older than span before now, keeping the newest.
+func (bw *bondWindow) trim(now time.Time, span time.Duration) {
+	cut := 0
+	for cut < len(bw.samples) && now.Sub(bw.samples[cut].at) > span {
+		if cut >= bw.shareFrom {
+			bw.apply(&bw.samples[cut], -1)
+		}
+		for _, d := range bw.samples[cut].bytes {
+			if c := bw.counts[d.name]; c != nil {
+				c.add(d.counts, -1)
+			}
+		}
+		if bw.samples[cut].bytes != nil {
+			bw.spare = append(bw.spare, bw.samples[cut].bytes)
+		}
+		cut++
+	}
+	if cut == 0 {
+		return
+	}
+	bw.samples = slices.Delete(bw.samples, 0, cut)
+	bw.shareFrom = max(0, bw.shareFrom-cut)
+}
+
+// apply adds (sign 1) or subtracts (-1) a sample's bytes.
+func (bw *bondWindow) apply(smp *sample, sign float64) {
+	if smp.changed {
+		return
+	}
+	for _, sb := range smp.bytes {
+		s := bw.sums[sb.name]
+		if s == nil {
+			s = &slaveSums{}
+			bw.sums[sb.name] = s
+		}
+		s.tx += sign * sb.tx
+		s.rx += sign * sb.rx
+	}
+	if smp.txCounted {
+		bw.txSeconds += sign * smp.seconds
+	}
+	if smp.rxCounted {
+		bw.rxSeconds += sign * smp.seconds
+	}
+}
+
+// resum rebuilds the sums from samples[shareFrom:].
+func (bw *bondWindow) resum() {
+	for _, s := range bw.sums {
+		*s = slaveSums{}
+	}
+	bw.txSeconds, bw.rxSeconds = 0, 0
+	for i := bw.shareFrom; i < len(bw.samples); i++ {
+		bw.apply(&bw.samples[i], 1)
+	}
+	bw.sinceResum = 0
+}
+
+// firstSlave is what the window's oldest sample knew of a slave, nil
+// when it had no such slave.
+func (bw *bondWindow) firstSlave(name string) *slaveDelta {
+	if len(bw.samples) == 0 {
+		return nil
+	}
+	for i, d := range bw.samples[0].bytes {
+		if d.name == name {
+			return &bw.samples[0].bytes[i]
+		}
+	}
+	return nil
+}
+
+// seconds is the time the window's samples cover (the first one's
+// interval lies before the window).
+func (bw *bondWindow) seconds() float64 {
+	s := 0.0
+	for i := 1; i < len(bw.samples); i++ {
+		s += bw.samples[i].seconds
+	}
+	return s
+}
+
+// shares are one direction's shares over the bond's window, the slaves of
+// now naming the rows.
+func (bw *bondWindow) shares(now *collector.BondSample, tx bool) Shares {
+	s := Shares{Largest: -1, Slaves: make([]string, len(now.Slaves)), Bytes: make([]float64, len(now.Slaves))}
+	s.Seconds = bw.rxSeconds
+	if tx {
+		s.Seconds = bw.txSeconds
+	}
+	total := 0.0
+	for i := range now.Slaves {
+		s.Slaves[i] = now.Slaves[i].Name
+		if sum := bw.sums[now.Slaves[i].Name]; sum != nil {
+			s.Bytes[i] = max(0, sum.rx)
+			if tx {
+				s.Bytes[i] = max(0, sum.tx)
+			}
+		}
+		total += s.Bytes[i]
+	}
+	s.score(total, len(bw.usable))
+	return s
+}
+
+// usableOf appends a sample's usable slaves to dst (the sample keeps its
+// slaves in BondSample.Slaves, so the bond is read where it lies).
+func usableOf(b *collector.BondSample, dst []string) []string {
+	return bonding.AppendUsable(dst, &b.Bond, len(b.Slaves), func(i int) *bonding.Slave { return &b.Slaves[i].Slave })
+}

@@ -1,0 +1,131 @@
+package diagnose
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/bondtop/bondtop/bonding"
+	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/internal/bondtree"
+)
+
+// movingSource is a root tree whose counters move on every read, in
+// memory: slave j of a bond carries (j+1) units a tick, so shares are
+// uneven and the imbalance check has work to do, without rewriting
+// thousands of statistics files per tick.
+type movingSource struct {
+	*collector.RootSource
+	tick uint64
+}
+
+func (m *movingSource) Read() (collector.Reading, error) {
+	r, err := m.RootSource.Read()
+	m.tick++
+	for i := range r.Bonds {
+		b := &r.Bonds[i]
+		for j := range b.Slaves {
+			add(&b.Slaves[j].Counters, m.tick*uint64(j+1)*125_000)
+		}
+		add(&b.Counters, m.tick*125_000*uint64(len(b.Slaves)))
+	}
+	return r, err
+}
+
+func add(cs *bonding.Counters, n uint64) {
+	for _, c := range []bonding.Counter{bonding.RxBytes, bonding.TxBytes} {
+		if v, ok := cs.Get(c); ok {
+			cs.Set(c, v+n)
+		}
+	}
+}
+
+var windowSizes = []struct{ bonds, slaves int }{{1, 2}, {4, 4}, {64, 8}}
+
+// BenchmarkFullWindowTick is one sampler tick at 100 ms with the
+// diagnosis window (30 s) full: read a generated root tree of bonds ×
+// slaves, rates, events, findings. No history is recorded (only the
+// dashboard keeps one). ns/slave is the tick's cost per slave.
+func BenchmarkFullWindowTick(b *testing.B) {
+	for _, sz := range windowSizes {
+		b.Run(fmt.Sprintf("%dx%d", sz.bonds, sz.slaves), func(b *testing.B) {
+			tr, err := bondtree.Write(b.TempDir(), sz.bonds, sz.slaves)
+			if err != nil {
+				b.Fatal(err)
+			}
+			root, err := collector.NewRootSource(tr.Dir)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer root.Close()
+			now := time.Unix(1_700_000_000, 0)
+			w := NewWindow(0)
+			s := collector.NewSampler(&movingSource{RootSource: root}, collector.Options{
+				Interval: 100 * time.Millisecond, Clock: func() time.Time { return now },
+				Analyze: w.Fill, History: -1,
+			})
+			tick := func() {
+				now = now.Add(100 * time.Millisecond)
+				if _, err := s.Sample(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			for range int(DefaultWindow/(100*time.Millisecond)) + 10 {
+				tick()
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				tick()
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(sz.bonds*sz.slaves), "ns/slave")
+			// What the full window holds: the heap in use after a
+			// collection, with the sampler and the window alive.
+			var m runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&m)
+			b.ReportMetric(float64(m.HeapInuse)/(1<<20), "MB-heap")
+			runtime.KeepAlive(s)
+		})
+	}
+}
+
+// BenchmarkFloorTick is the floor of BenchmarkFullWindowTick: open and
+// read the files a tick reads, and nothing else.
+func BenchmarkFloorTick(b *testing.B) {
+	for _, sz := range windowSizes {
+		b.Run(fmt.Sprintf("%dx%d", sz.bonds, sz.slaves), func(b *testing.B) {
+			tr, err := bondtree.Write(b.TempDir(), sz.bonds, sz.slaves)
+			if err != nil {
+				b.Fatal(err)
+			}
+			files := tr.TickFiles()
+			buf := make([]byte, 64<<10)
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, f := range files {
+					if err := readInto(f, buf); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(sz.bonds*sz.slaves), "ns/slave")
+		})
+	}
+}
+
+func readInto(path string, buf []byte) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	for {
+		n, err := f.Read(buf)
+		if n == 0 || err != nil {
+			return nil
+		}
+	}
+}

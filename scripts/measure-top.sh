@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# measure-top.sh: bondtop's dashboard beside bmon and nload, in one run, as
+# an admin leaves them open: each under tmux at 160x48 for SECONDS (20)
+# at 1 s and at 100 ms, bondtop on a 4-slave 802.3ad --root tree whose
+# counters move every 100 ms, bmon and nload on this host's interfaces.
+# Prints CPU (% of one core) and RSS per tool and pace, and bondtop's
+# ratio to bmon. Installs bmon and nload (apt) when missing: it is a
+# measurement, not part of `make test`.
+#
+#   scripts/measure-top.sh [path/to/bondtop]
+#   SIZE=64x8 scripts/measure-top.sh     bondtop on 64 bonds of 8 slaves
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIN=${1:-bin/bondtop}
+SECONDS_EACH=${SECONDS_EACH:-20}
+[ -x "$BIN" ] || make build >/dev/null
+need=()
+command -v tmux >/dev/null || need+=(tmux)
+command -v bmon >/dev/null || need+=(bmon)
+command -v nload >/dev/null || need+=(nload)
+if [ ${#need[@]} -gt 0 ]; then
+    SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
+    $SUDO apt-get install -y --no-install-recommends "${need[@]}" >/dev/null
+fi
+
+work=$(mktemp -d)
+session=measure-top-$$
+cleanup() {
+    tmux kill-session -t "$session" 2>/dev/null || true
+    [ -n "${tree_pid:-}" ] && kill "$tree_pid" 2>/dev/null || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+go build -o "$work/measure-bonds" ./scripts/measure-bonds
+"$work/measure-bonds" -tree "$work/tree" -size "${SIZE:-1x4}" &
+tree_pid=$!
+sleep 1
+
+ticks() { # utime+stime of a pid, in clock ticks
+    awk '{ sub(/.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"
+}
+rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
+hz=$(getconf CLK_TCK)
+
+# run NAME COMMAND...: the command in a 160x48 tmux pane for SECONDS_EACH
+# (after a second to settle); prints "cpu% rssMB".
+run() {
+    tmux new-session -d -s "$session" -x 160 -y 48 "$*"
+    sleep 1
+    local pid
+    pid=$(tmux list-panes -t "$session" -F '#{pane_pid}')
+    # the pane runs the command itself (tmux execs a single command)
+    local t0 s0 t1
+    t0=$(ticks "$pid"); s0=$(date +%s.%N)
+    sleep "$SECONDS_EACH"
+    t1=$(ticks "$pid"); local s1; s1=$(date +%s.%N)
+    local rss; rss=$(rss_kb "$pid")
+    tmux kill-session -t "$session"
+    awk -v a="$t0" -v b="$t1" -v s="$s0" -v e="$s1" -v hz="$hz" -v r="$rss" \
+        'BEGIN { printf "%.2f %.1f\n", (b-a)/hz/(e-s)*100, r/1024 }'
+}
+
+printf '%-8s %-6s %8s %8s %14s\n' tool pace "CPU %" "RSS MB" "CPU vs bmon"
+for pace in 1s 100ms; do
+    case $pace in 1s) bm=1; nl=1000 ;; 100ms) bm=0.1; nl=100 ;; esac
+    # bond1 chosen: with several bonds the list would wait for a pick.
+    read -r bt_cpu bt_rss < <(run "$BIN" --root "$work/tree" --interval "$pace" bond1)
+    read -r bm_cpu bm_rss < <(run bmon -r "$bm")
+    read -r nl_cpu nl_rss < <(run nload -t "$nl")
+    ratio() { awk -v a="$1" -v b="$bm_cpu" 'BEGIN { if (b > 0) printf "%.2f×", a/b; else print "-" }'; }
+    printf '%-8s %-6s %8s %8s %14s\n' bondtop "$pace" "$bt_cpu" "$bt_rss" "$(ratio "$bt_cpu")"
+    printf '%-8s %-6s %8s %8s %14s\n' bmon "$pace" "$bm_cpu" "$bm_rss" "1.00×"
+    printf '%-8s %-6s %8s %8s %14s\n' nload "$pace" "$nl_cpu" "$nl_rss" "$(ratio "$nl_cpu")"
+done
