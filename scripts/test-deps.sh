@@ -35,3 +35,11 @@ if ! command -v tmux >/dev/null; then
 	apt_install tmux
 fi
 echo "test-deps: $(tmux -V)"
+
+# lldpd: a real LLDP/CDP agent, the judge of the neighbour decoder (it sends
+# on one end of a veth pair in a network namespace; lldpcli reports what it
+# hears on the other).
+if ! command -v lldpd >/dev/null || ! command -v lldpcli >/dev/null; then
+	apt_install lldpd
+fi
+echo "test-deps: $(lldpd -v 2>&1 | head -1)"
