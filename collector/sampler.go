@@ -40,6 +40,9 @@ type Options struct {
 	// FlowInterval is the time between socket dumps; DefaultFlowInterval
 	// when zero.
 	FlowInterval time.Duration
+	// Neighbors tells each slave's LLDP/CDP neighbour; when nil, the Source
+	// if it is a NeighborReader (the live source, the demo).
+	Neighbors NeighborReader
 	// Analyze, when set, runs on every snapshot before it is recorded or
 	// handed out, and fills BondSample.Findings (diagnose.Window.Fill).
 	Analyze func(*Snapshot)
@@ -60,8 +63,9 @@ type Sampler struct {
 	// wakes Run to re-arm its ticker.
 	interval        atomic.Int64
 	intervalChanged chan struct{}
-	flows           *flowTracker // nil without a FlowReader
-	host            *hostCache   // nil when the Source is no HostReader
+	flows           *flowTracker     // nil without a FlowReader
+	host            *hostCache       // nil when the Source is no HostReader
+	neighbors       *neighborTracker // nil without a NeighborReader
 }
 
 // NewSampler makes a Sampler over src.
@@ -91,6 +95,12 @@ func NewSampler(src Source, opts Options) *Sampler {
 	}
 	if opts.Flows != nil {
 		s.flows = newFlowTracker(opts.Flows, opts.FlowInterval)
+	}
+	if opts.Neighbors == nil {
+		opts.Neighbors, _ = src.(NeighborReader)
+	}
+	if opts.Neighbors != nil {
+		s.neighbors = &neighborTracker{r: opts.Neighbors}
 	}
 	if h, ok := src.(HostReader); ok {
 		s.host = &hostCache{r: h}
@@ -209,6 +219,9 @@ func (s *Sampler) sampleReading(r Reading) (*Snapshot, error) {
 		}
 	}
 	s.prev, s.prevAt, s.started = cur, now, true
+	if s.neighbors != nil {
+		s.neighbors.attach(snap)
+	}
 	s.enrich(now, snap, r.Bonds)
 	s.hist.Record(snap)
 	for _, sink := range s.opts.Sinks {

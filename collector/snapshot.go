@@ -53,6 +53,9 @@ type BondSample struct {
 	// by the snapshots until the next socket dump; nil without a
 	// FlowReader. JSON carries only each slave's Predicted sums.
 	Flows *FlowTable `json:"-"`
+	// NeighborsWhy says why the slaves' LLDP/CDP neighbours could not be
+	// listened for (no CAP_NET_RAW); absent when they could.
+	NeighborsWhy *string `json:"neighbors_why,omitempty"`
 }
 
 // SlaveSample is one slave's state and traffic.
@@ -67,6 +70,9 @@ type SlaveSample struct {
 	// Predicted sums the flow table's sockets the hash sends on this
 	// slave; nil without a flow table.
 	Predicted *Predicted `json:"predicted,omitempty"`
+	// SwitchSide is what the far end says; nil (keys absent) when the
+	// source does not listen.
+	*SwitchSide
 }
 
 // Traffic holds an interface's counters and what they did in the interval.
