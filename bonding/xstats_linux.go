@@ -2,6 +2,7 @@ package bonding
 
 import (
 	"encoding/binary"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -63,15 +64,19 @@ func parse3ADStats(b []byte) *LACPDUCounters {
 	return c
 }
 
-// ParseCarrierCounts reads IFLA_CARRIER_UP_COUNT and _DOWN_COUNT from one
-// RTM_NEWLINK message (struct ifinfomsg and its attributes); ok is false
-// when the kernel sent neither (before 4.16).
-func ParseCarrierCounts(msg []byte) (c *CarrierCounts, ok bool) {
+// ParseCarrierCounts reads the interface name, IFLA_CARRIER_UP_COUNT and
+// _DOWN_COUNT from one RTM_NEWLINK message (struct ifinfomsg and its
+// attributes); ok is false when the kernel sent no counts (before 4.16).
+func ParseCarrierCounts(msg []byte) (name string, c *CarrierCounts, ok bool) {
 	if len(msg) < unix.SizeofIfInfomsg {
-		return nil, false
+		return "", nil, false
 	}
 	var up, down *uint64
 	walkAttrs(msg[unix.SizeofIfInfomsg:], func(typ uint16, val []byte) bool {
+		if typ == unix.IFLA_IFNAME {
+			name = strings.TrimRight(string(val), "\x00")
+			return true
+		}
 		if len(val) < 4 {
 			return true
 		}
@@ -85,7 +90,7 @@ func ParseCarrierCounts(msg []byte) (c *CarrierCounts, ok bool) {
 		return true
 	})
 	if up == nil || down == nil {
-		return nil, false
+		return name, nil, false
 	}
-	return &CarrierCounts{Up: *up, Down: *down}, true
+	return name, &CarrierCounts{Up: *up, Down: *down}, true
 }

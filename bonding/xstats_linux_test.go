@@ -50,13 +50,14 @@ func TestParseLACPDUStats(t *testing.T) {
 
 func TestParseCarrierCounts(t *testing.T) {
 	msg := make([]byte, unix.SizeofIfInfomsg)
+	msg = append(msg, rta(unix.IFLA_IFNAME, []byte("eth0\x00"))...)
 	msg = append(msg, rta(unix.IFLA_CARRIER_UP_COUNT, binary.NativeEndian.AppendUint32(nil, 5))...)
-	if _, ok := ParseCarrierCounts(msg); ok {
+	if _, _, ok := ParseCarrierCounts(msg); ok {
 		t.Error("up count alone parsed: both or nothing")
 	}
 	msg = append(msg, rta(unix.IFLA_CARRIER_DOWN_COUNT, binary.NativeEndian.AppendUint32(nil, 4))...)
-	if c, ok := ParseCarrierCounts(msg); !ok || *c != (CarrierCounts{5, 4}) {
-		t.Errorf("got %+v %v", c, ok)
+	if name, c, ok := ParseCarrierCounts(msg); !ok || name != "eth0" || *c != (CarrierCounts{5, 4}) {
+		t.Errorf("got %q %+v %v", name, c, ok)
 	}
 }
 
@@ -67,7 +68,7 @@ func FuzzParseXstats(f *testing.F) {
 		if c, ok := ParseLACPDUStats(b); ok != (c != nil) {
 			t.Fatalf("ok %v with %v", ok, c)
 		}
-		if c, ok := ParseCarrierCounts(b); ok != (c != nil) {
+		if _, c, ok := ParseCarrierCounts(b); ok != (c != nil) {
 			t.Fatalf("ok %v with %v", ok, c)
 		}
 	})

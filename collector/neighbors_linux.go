@@ -1,10 +1,16 @@
 package collector
 
 import (
+	"encoding/binary"
 	"runtime"
+	"slices"
+	"time"
 
+	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/collector/neighbors"
+	"github.com/vishvananda/netlink/nl"
 	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
 )
 
 var _ NeighborReader = (*LiveSource)(nil)
@@ -34,3 +40,54 @@ func (s *LiveSource) Watch(slaves []string) error {
 
 // Neighbor implements NeighborReader.
 func (s *LiveSource) Neighbor(slave string) *neighbors.Neighbor { return s.nb.Neighbor(slave) }
+
+// LACPDUAge implements NeighborReader.
+func (s *LiveSource) LACPDUAge(slave string) (time.Duration, bool) { return s.nb.LACPDUAge(slave) }
+
+var _ PortCounterReader = (*LiveSource)(nil)
+
+// PortCounters implements PortCounterReader. The carrier counts come from
+// the link dump of the last Read (no extra request); the LACPDU counters
+// cost one RTM_GETSTATS request per slave, answered only for slaves of
+// 802.3ad bonds.
+func (s *LiveSource) PortCounters(slaves []string) map[string]PortCounters {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	out := make(map[string]PortCounters, len(slaves))
+	for _, msg := range s.msgs {
+		scan, ok := bonding.ScanLink(msg)
+		if !ok || !scan.Slave {
+			continue
+		}
+		name, carrier, _ := bonding.ParseCarrierCounts(msg)
+		if !slices.Contains(slaves, name) {
+			continue
+		}
+		pc := PortCounters{Carrier: carrier}
+		pc.LACPDU = s.lacpduStats(scan.Index)
+		out[name] = pc
+	}
+	return out
+}
+
+// lacpduStats asks for one slave's extended statistics; nil when the bond
+// runs another mode, the kernel predates them, or the request failed.
+func (s *LiveSource) lacpduStats(ifindex int) *bonding.LACPDUCounters {
+	req := &nl.NetlinkRequest{
+		NlMsghdr: unix.NlMsghdr{Len: unix.SizeofNlMsghdr, Type: unix.RTM_GETSTATS, Flags: unix.NLM_F_REQUEST},
+		Sockets:  s.rt,
+	}
+	hdr := make([]byte, bonding.SizeofIfStatsMsg)
+	binary.NativeEndian.PutUint32(hdr[4:], uint32(ifindex))
+	binary.NativeEndian.PutUint32(hdr[8:], bonding.StatsFilterSlaveXstats)
+	req.AddRawData(hdr)
+	var c *bonding.LACPDUCounters
+	_ = req.ExecuteIter(unix.NETLINK_ROUTE, unix.RTM_NEWSTATS, func(msg []byte) bool {
+		c, _ = bonding.ParseLACPDUStats(msg)
+		return true
+	})
+	return c
+}

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/collector/neighbors"
 )
 
@@ -22,6 +24,7 @@ func (f *fakeNeighbors) Watch(s []string) error { f.watches = append(f.watches, 
 func (f *fakeNeighbors) Neighbor(s string) *neighbors.Neighbor {
 	return f.heard[s]
 }
+func (f *fakeNeighbors) LACPDUAge(string) (time.Duration, bool) { return 0, false }
 
 func TestNeighborTrackerJSON(t *testing.T) {
 	name := "leaf1"
@@ -30,7 +33,7 @@ func TestNeighborTrackerJSON(t *testing.T) {
 	}}
 	snap := &Snapshot{Bonds: []BondSample{{Slaves: []SlaveSample{{}, {}}}}}
 	snap.Bonds[0].Slaves[0].Name, snap.Bonds[0].Slaves[1].Name = "eth1", "eth0"
-	tr := &neighborTracker{r: fake}
+	tr := newNeighborTracker(fake, nil)
 	tr.attach(snap)
 	tr.attach(snap)
 	if len(fake.watches) != 1 || strings.Join(fake.watches[0], ",") != "eth0,eth1" {
@@ -47,12 +50,61 @@ func TestNeighborTrackerJSON(t *testing.T) {
 		t.Errorf("a sample of a source that does not listen: %s", plain)
 	}
 
-	denied := &neighborTracker{r: &fakeNeighbors{err: fmt.Errorf("listen on eth0: %w", errors.Join(neighbors.ErrNoPermission))}}
+	denied := newNeighborTracker(&fakeNeighbors{err: fmt.Errorf("listen on eth0: %w", errors.Join(neighbors.ErrNoPermission))}, nil)
 	snap2 := &Snapshot{Bonds: []BondSample{{Slaves: []SlaveSample{{}}}}}
 	snap2.Bonds[0].Slaves[0].Name = "eth0"
 	denied.attach(snap2)
 	js, _ = json.Marshal(snap2.Bonds[0])
 	if !strings.Contains(string(js), `"neighbors_why":"listening for LLDP/CDP needs CAP_NET_RAW`) || !strings.Contains(string(js), `"neighbor":null`) {
 		t.Errorf("JSON without CAP_NET_RAW: %s", js)
+	}
+}
+
+type fakeCounters struct{ pc map[string]PortCounters }
+
+func (f *fakeCounters) PortCounters([]string) map[string]PortCounters { return f.pc }
+
+func TestPortCountersLastRxAge(t *testing.T) {
+	fc := &fakeCounters{pc: map[string]PortCounters{
+		"eth0": {LACPDU: &bonding.LACPDUCounters{Rx: 10, Tx: 10}, Carrier: &bonding.CarrierCounts{Up: 1, Down: 0}},
+		"eth1": {},
+	}}
+	tr := newNeighborTracker(nil, fc)
+	start := time.Unix(1000, 0)
+	sample := func(at time.Duration) *SlaveSample {
+		snap := &Snapshot{Time: start.Add(at), Bonds: []BondSample{{Slaves: []SlaveSample{{}, {}}}}}
+		snap.Bonds[0].Slaves[0].Name, snap.Bonds[0].Slaves[1].Name = "eth0", "eth1"
+		tr.attach(snap)
+		if s := snap.Bonds[0].Slaves[1]; s.SwitchSide == nil || s.LACPDU != nil || s.Carrier != nil || s.Neighbor != nil {
+			t.Fatalf("eth1 reports nothing, so shows nothing: %+v", s.SwitchSide)
+		}
+		return &snap.Bonds[0].Slaves[0]
+	}
+	s := sample(0)
+	if s.LACPDU == nil || s.LACPDU.LastRxAgeSeconds != nil || s.Carrier.Up != 1 {
+		t.Fatalf("first sample: %+v", s.SwitchSide)
+	}
+	s = sample(2 * time.Second)
+	if s.LACPDU.LastRxAgeSeconds != nil || s.LACPDU.SilentSeconds != 2 {
+		t.Fatalf("counter stood still for 2 s: age %v silent %v", s.LACPDU.LastRxAgeSeconds, s.LACPDU.SilentSeconds)
+	}
+	fc.pc["eth0"].LACPDU.Rx = 11
+	s = sample(3 * time.Second)
+	if s.LACPDU.LastRxAgeSeconds == nil || *s.LACPDU.LastRxAgeSeconds != 0 {
+		t.Fatalf("counter rose: age %v", s.LACPDU.LastRxAgeSeconds)
+	}
+	s = sample(7 * time.Second)
+	if *s.LACPDU.LastRxAgeSeconds != 4 || s.LACPDU.SilentSeconds != 4 {
+		t.Fatalf("4 s after the rise: age %v", *s.LACPDU.LastRxAgeSeconds)
+	}
+	js, _ := json.Marshal(s)
+	for _, k := range []string{`"lacpdu":{"rx":11,"tx":10,`, `"last_rx_age_s":4`, `"carrier":{"up_count":1,"down_count":0}`} {
+		if !strings.Contains(string(js), k) {
+			t.Errorf("JSON lacks %s: %s", k, js)
+		}
+	}
+	fc.pc["eth0"].LACPDU.Rx = 2 // re-enslaved: counters start over
+	if s = sample(8 * time.Second); s.LACPDU.LastRxAgeSeconds != nil {
+		t.Errorf("after a reset the age is unknown again, got %v", *s.LACPDU.LastRxAgeSeconds)
 	}
 }

@@ -99,8 +99,9 @@ func NewSampler(src Source, opts Options) *Sampler {
 	if opts.Neighbors == nil {
 		opts.Neighbors, _ = src.(NeighborReader)
 	}
-	if opts.Neighbors != nil {
-		s.neighbors = &neighborTracker{r: opts.Neighbors}
+	counters, _ := src.(PortCounterReader)
+	if opts.Neighbors != nil || counters != nil {
+		s.neighbors = newNeighborTracker(opts.Neighbors, counters)
 	}
 	if h, ok := src.(HostReader); ok {
 		s.host = &hostCache{r: h}

@@ -96,13 +96,15 @@ func (t *table) Neighbor(slave string) *Neighbor {
 	return nil
 }
 
-// LastLACPDU returns when the last slow-protocol frame (LACPDU or marker)
-// arrived on slave; ok is false when none did since listening began.
-func (t *table) LastLACPDU(slave string) (at time.Time, ok bool) {
+// LACPDUAge returns the time since the last slow-protocol frame (LACPDU
+// or marker) arrived on slave; ok is false when none did since listening
+// began.
+func (t *table) LACPDUAge(slave string) (age time.Duration, ok bool) {
+	now := t.clock()
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if s := t.slaves[slave]; s != nil && !s.lastSlow.IsZero() {
-		return s.lastSlow, true
+		return now.Sub(s.lastSlow), true
 	}
-	return time.Time{}, false
+	return 0, false
 }
