@@ -164,7 +164,7 @@ func newView(history []*collector.Snapshot, b *collector.BondSample) *view {
 func (v *view) analyze() []Finding {
 	out := []Finding{}
 	for _, check := range []func() []Finding{
-		v.imbalance, v.flowFindings, v.lacp, v.links, v.counters, v.roundRobin, v.minLinks,
+		v.imbalance, v.flowFindings, v.lacp, v.links, v.counters, v.roundRobin, v.minLinks, v.switchSide,
 	} {
 		out = append(out, check()...)
 	}
