@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/net/bpf"
@@ -93,6 +94,9 @@ func (l *Listener) Close() error {
 // Conn is one slave's receive-only packet socket.
 type Conn struct {
 	f *os.File
+	// closed is set by Close: the poller then fails a raw read with its
+	// own "use of closed file" error, which is not os.ErrClosed.
+	closed atomic.Bool
 }
 
 // ListenInterface opens a packet socket on the interface called name that
@@ -152,6 +156,9 @@ func (c *Conn) ReadFrame(buf []byte) (int, error) {
 			n, from, rerr = unix.Recvfrom(int(fd), buf, 0)
 			return !errors.Is(rerr, unix.EAGAIN)
 		})
+		if c.closed.Load() {
+			return 0, os.ErrClosed
+		}
 		if err != nil {
 			return 0, err
 		}
@@ -166,6 +173,9 @@ func (c *Conn) ReadFrame(buf []byte) (int, error) {
 }
 
 // Close closes the socket; a blocked ReadFrame returns os.ErrClosed.
-func (c *Conn) Close() error { return c.f.Close() }
+func (c *Conn) Close() error {
+	c.closed.Store(true)
+	return c.f.Close()
+}
 
 func htons(v uint16) uint16 { return v<<8 | v>>8 }
