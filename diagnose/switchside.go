@@ -239,7 +239,7 @@ func (v *view) lacpduHealth() []Finding {
 			parts = append(parts, fmt.Sprintf("%s +%d", n, bad[n]))
 		}
 		out = append(out, Finding{ID: IDLACPDUBad, Severity: Warning, Slaves: names,
-			Message: fmt.Sprintf("illegal or unknown LACPDUs in the last %.0f s: %s", v.windowSeconds(), strings.Join(parts, ", ")),
+			Message: fmt.Sprintf("illegal or unknown LACPDUs%s: %s", v.sinceText(), strings.Join(parts, ", ")),
 			Detail:  "The bond received slow-protocol frames it could not use: a partner speaking another LACP version, a corrupting link, or something else on the wire sending 0x8809 frames. ip -d -s link xstats type bond_slave dev SLAVE shows the counters."})
 	}
 	return out
@@ -283,7 +283,7 @@ func (v *view) carrierUnseen() []Finding {
 		miimon = fmt.Sprintf("miimon (%d ms)", *b.MIIMonMs)
 	}
 	return []Finding{{ID: IDCarrierUnseen, Severity: Warning, Slaves: names,
-		Message: fmt.Sprintf("carrier lost and back between two MII polls in the last %.0f s: %s", v.windowSeconds(), strings.Join(parts, ", ")),
+		Message: fmt.Sprintf("carrier lost and back between two MII polls%s: %s", v.sinceText(), strings.Join(parts, ", ")),
 		Detail:  "The carrier down count rose while the slave's MII status stayed up: the link dropped for less than " + miimon + " and the bond never failed over, but frames in flight were lost. Suspect the cable or optic (ethtool -m SLAVE for light levels), or the switch port; a shorter miimon makes the bond notice."}}
 }
 
@@ -328,4 +328,13 @@ func (v *view) noNeighbors() []Finding {
 	return []Finding{{ID: IDNoNeighbors, Severity: Info, Slaves: []string{},
 		Message: "no slave of " + b.Name + " hears LLDP or CDP",
 		Detail:  "The switch does not send LLDP/CDP on these ports (lldp run / lldp transmit on the switch), or a NIC's firmware agent consumes the frames before the host sees them (Intel: ethtool --set-priv-flags SLAVE disable-fw-lldp on)."}}
+}
+
+// sinceText is " in the last N s" over the analyzer's window, or nothing
+// when the window is under a second (two quick samples).
+func (v *view) sinceText() string {
+	if secs := v.windowSeconds(); secs >= 1 {
+		return fmt.Sprintf(" in the last %.0f s", secs)
+	}
+	return ""
 }
