@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/gdamore/tcell/v2"
-
 )
 
 func TestSwitchSideOnScreen(t *testing.T) {
