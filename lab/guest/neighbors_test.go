@@ -4,8 +4,13 @@ package guest
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -50,20 +55,29 @@ func (sp switchPort) frame(src net.HardwareAddr) []byte {
 // sendLLDP sends sp's frame out of iface in ns, as the switch would.
 func sendLLDP(t *testing.T, ns *NS, iface string, sp switchPort) {
 	t.Helper()
-	l := ns.Link(t, iface)
-	frame := sp.frame(l.Attrs().HardwareAddr)
-	err := ns.Do(func() error {
-		fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW, 0)
-		if err != nil {
-			return err
-		}
-		defer unix.Close(fd)
-		to := &unix.SockaddrLinklayer{Ifindex: l.Attrs().Index, Halen: 6}
-		copy(to.Addr[:], frame[:6])
-		return unix.Sendto(fd, frame, 0, to)
-	})
-	if err != nil {
+	if err := lldpSender(t, ns, iface)(sp); err != nil {
 		t.Fatalf("send LLDP on %s: %v", iface, err)
+	}
+}
+
+// lldpSender returns a function that sends a switch port's frame out of
+// iface in ns; it may run on any goroutine.
+func lldpSender(t *testing.T, ns *NS, iface string) func(switchPort) error {
+	t.Helper()
+	l := ns.Link(t, iface)
+	idx, src := l.Attrs().Index, l.Attrs().HardwareAddr
+	return func(sp switchPort) error {
+		frame := sp.frame(src)
+		return ns.Do(func() error {
+			fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW, 0)
+			if err != nil {
+				return err
+			}
+			defer unix.Close(fd)
+			to := &unix.SockaddrLinklayer{Ifindex: idx, Halen: 6}
+			copy(to.Addr[:], frame[:6])
+			return unix.Sendto(fd, frame, 0, to)
+		})
 	}
 }
 
@@ -130,4 +144,93 @@ func TestNeighbors(t *testing.T) {
 			t.Errorf("%s is %s, the scenario wants it backup", p.Slaves[1], st)
 		}
 	})
+}
+
+// TestNeighborsUnprivileged: the real bondtop binary as nobody (no
+// CAP_NET_RAW) reports every slave's neighbour as null with the reason at
+// the bond, and everything else as before; as root it hears the switch.
+func TestNeighborsUnprivileged(t *testing.T) {
+	if _, err := os.Stat(bondtopBin); err != nil {
+		t.Fatalf("%s missing from the initramfs: %v", bondtopBin, err)
+	}
+	p, _ := lacpPair(t, 97, 2)
+	// The switch keeps talking while each run listens.
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	defer func() { close(stop); <-stopped }()
+	var senders []func(switchPort) error
+	for i := range p.Far {
+		senders = append(senders, lldpSender(t, p.Peer, p.Far[i]))
+	}
+	go func() {
+		defer close(stopped)
+		for {
+			for i, send := range senders {
+				_ = send(switchPort{chassis: net.HardwareAddr{0x02, 0xcc, 0, 0, 0, byte(i)}, system: "leaf-c", port: fmt.Sprintf("Ethernet%d", i+1)})
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(200 * time.Millisecond):
+			}
+		}
+	}()
+	type out struct {
+		Bonds []struct {
+			NeighborsWhy *string `json:"neighbors_why"`
+			Mode         string  `json:"mode"`
+			Slaves       []struct {
+				Name     string               `json:"name"`
+				Neighbor *json.RawMessage     `json:"neighbor"`
+				LACPDU   *struct{ Rx uint64 } `json:"lacpdu"`
+			} `json:"slaves"`
+		} `json:"bonds"`
+	}
+	run := func(asNobody bool) (out, string) {
+		cmd := exec.Command(bondtopBin, "--once", "--json", "--interval", "500ms", p.Bond)
+		if asNobody {
+			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		}
+		b, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("bondtop --once --json (nobody %v): %v: %s", asNobody, err, stderrOf(err))
+		}
+		var o out
+		if err := json.Unmarshal(b, &o); err != nil || len(o.Bonds) != 1 {
+			t.Fatalf("bondtop JSON: %v: %s", err, b)
+		}
+		return o, string(b)
+	}
+	nobody, raw := run(true)
+	b := nobody.Bonds[0]
+	if b.NeighborsWhy == nil || !strings.Contains(*b.NeighborsWhy, "CAP_NET_RAW") {
+		t.Errorf("nobody: neighbors_why %v, want the missing CAP_NET_RAW", Show(b.NeighborsWhy))
+	}
+	if !strings.Contains(raw, `"neighbor": null`) && !strings.Contains(raw, `"neighbor":null`) {
+		t.Errorf("nobody: the slaves' neighbor keys are not null:\n%s", raw)
+	}
+	for _, s := range b.Slaves {
+		if s.Neighbor != nil {
+			t.Errorf("nobody: %s has a neighbour %s", s.Name, *s.Neighbor)
+		}
+		if s.LACPDU == nil || s.LACPDU.Rx == 0 {
+			t.Errorf("nobody: %s LACPDU counters %+v (RTM_GETSTATS needs no privilege)", s.Name, s.LACPDU)
+		}
+	}
+	if b.Mode != "802.3ad" || len(b.Slaves) != 2 {
+		t.Errorf("nobody: mode %s with %d slaves", b.Mode, len(b.Slaves))
+	}
+	root, _ := run(false)
+	if r := root.Bonds[0]; r.NeighborsWhy != nil {
+		t.Errorf("root: neighbors_why %s", *r.NeighborsWhy)
+	} else {
+		heard := 0
+		for _, s := range r.Slaves {
+			if s.Neighbor != nil {
+				heard++
+			}
+		}
+		if heard != 2 {
+			t.Errorf("root: %d of 2 slaves heard the switch sending every 200 ms", heard)
+		}
+	}
 }
