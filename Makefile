@@ -51,7 +51,7 @@ lab-fixtures: lab-deps
 # Every fuzz target, FUZZTIME each, one after the other.
 FUZZ_TARGETS := bonding:FuzzParseProc bonding:FuzzParseNetDev bonding:FuzzReadSysfs \
 	bonding:FuzzNetlinkMessage bonding:FuzzHash record:FuzzReadFrom load:FuzzControlMessage \
-	cmd/bondtop:FuzzParseAllow collector/neighbors:FuzzDecode bonding:FuzzParseXstats
+	cmd/bondtop:FuzzParseAllow collector/neighbors:FuzzDecode bonding:FuzzParseXstats collector/neighbors:FuzzDecodeLACPDU
 
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \

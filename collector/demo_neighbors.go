@@ -72,6 +72,9 @@ func (d *DemoSource) Neighbor(slave string) *neighbors.Neighbor {
 // its counters, as on a host without CAP_NET_RAW.
 func (d *DemoSource) LACPDUAge(string) (time.Duration, bool) { return 0, false }
 
+// HeardLACPDU implements NeighborReader: the demo decodes no frames.
+func (d *DemoSource) HeardLACPDU(string) *neighbors.LACPDU { return nil }
+
 // PortCounters implements PortCounterReader: the LACP partner sends every
 // second (lacp_rate fast) except while the script has it lost; each link
 // loss of the script is a carrier down.

@@ -21,6 +21,9 @@ type NeighborReader interface {
 	// LACPDUAge is the time since a LACPDU or marker last arrived on the
 	// slave; ok is false when none did since listening began.
 	LACPDUAge(slave string) (age time.Duration, ok bool)
+	// HeardLACPDU is the last LACPDU the slave received, nil when none
+	// was heard (or listening failed).
+	HeardLACPDU(slave string) *neighbors.LACPDU
 }
 
 // PortCounterReader gives each slave's LACPDU counters and carrier
@@ -44,6 +47,9 @@ type LACPDUSample struct {
 	// the packet socket or from the rx counter's last rise; nil when
 	// neither has seen one since bondtop started.
 	LastRxAgeSeconds *float64 `json:"last_rx_age_s"`
+	// PartnerView is the partner's view of our port, as its last LACPDU
+	// said; absent when no packet socket heard one.
+	PartnerView *neighbors.LACPPort `json:"partner_view,omitempty"`
 	// SilentSeconds is at least how long no LACPDU arrived: the age when
 	// known, else the time the rx counter has stood still while watched.
 	SilentSeconds float64 `json:"-"`
@@ -172,6 +178,9 @@ func (t *neighborTracker) attachCounters(snap *Snapshot) {
 					a := age.Seconds()
 					ls.LastRxAgeSeconds = &a
 					ls.SilentSeconds = a
+				}
+				if pdu := t.r.HeardLACPDU(sl.Name); pdu != nil {
+					ls.PartnerView = &pdu.Partner
 				}
 			}
 			sl.LACPDU = ls

@@ -91,3 +91,6 @@ func (s *LiveSource) lacpduStats(ifindex int) *bonding.LACPDUCounters {
 	})
 	return c
 }
+
+// HeardLACPDU implements NeighborReader.
+func (s *LiveSource) HeardLACPDU(slave string) *neighbors.LACPDU { return s.nb.HeardLACPDU(slave) }

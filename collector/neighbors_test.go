@@ -25,6 +25,7 @@ func (f *fakeNeighbors) Neighbor(s string) *neighbors.Neighbor {
 	return f.heard[s]
 }
 func (f *fakeNeighbors) LACPDUAge(string) (time.Duration, bool) { return 0, false }
+func (f *fakeNeighbors) HeardLACPDU(string) *neighbors.LACPDU   { return nil }
 
 func TestNeighborTrackerJSON(t *testing.T) {
 	name := "leaf1"

@@ -20,6 +20,7 @@ const (
 	IDCarrierUnseen      = "carrier-flaps-unseen"
 	IDInactiveSlaveDrops = "inactive-slave-drops"
 	IDNoNeighbors        = "switch-no-neighbors"
+	IDPartnerView        = "lacp-partner-view"
 )
 
 // ethernetOverhead is what a frame adds to the MTU: the Ethernet header
@@ -30,7 +31,7 @@ const ethernetOverhead = 18
 // the bond needs, the LACP conversation's health, and carrier flaps.
 func (v *view) switchSide() []Finding {
 	var out []Finding
-	for _, f := range []func() []Finding{v.notMLAG, v.switchLAG, v.switchFrameSize, v.switchVLAN, v.lacpduHealth, v.carrierUnseen, v.inactiveDrops, v.noNeighbors} {
+	for _, f := range []func() []Finding{v.notMLAG, v.switchLAG, v.switchFrameSize, v.switchVLAN, v.lacpduHealth, v.partnerView, v.carrierUnseen, v.inactiveDrops, v.noNeighbors} {
 		out = append(out, f()...)
 	}
 	return out
@@ -337,4 +338,52 @@ func (v *view) sinceText() string {
 		return fmt.Sprintf(" in the last %.0f s", secs)
 	}
 	return ""
+}
+
+// partnerView: the partner's LACPDUs carry its view of our port; where it
+// differs from our actor, the partner hears someone else or nobody.
+func (v *view) partnerView() []Finding {
+	b := v.now
+	if !b.Is8023AD() {
+		return nil
+	}
+	wrong := map[string]bool{}
+	var parts []string
+	deaf := false
+	for i := range b.Slaves {
+		s := &b.Slaves[i]
+		if s.SwitchSide == nil || s.LACPDU == nil || s.LACPDU.PartnerView == nil || s.Actor == nil {
+			continue
+		}
+		pv, a := s.LACPDU.PartnerView, s.Actor
+		var diff []string
+		if pv.SystemMAC == zeroMAC {
+			deaf = true
+			diff = append(diff, "it has heard nothing from us")
+		} else {
+			if a.SystemMAC != nil && !strings.EqualFold(pv.SystemMAC, *a.SystemMAC) {
+				diff = append(diff, fmt.Sprintf("system %s, ours %s", pv.SystemMAC, *a.SystemMAC))
+			}
+			if a.Key != nil && pv.Key != *a.Key {
+				diff = append(diff, fmt.Sprintf("key %d, ours %d", pv.Key, *a.Key))
+			}
+			if a.PortNumber != nil && pv.Port != *a.PortNumber {
+				diff = append(diff, fmt.Sprintf("port %d, ours %d", pv.Port, *a.PortNumber))
+			}
+		}
+		if len(diff) > 0 {
+			wrong[s.Name] = true
+			parts = append(parts, s.Name+": "+strings.Join(diff, ", "))
+		}
+	}
+	if len(wrong) == 0 {
+		return nil
+	}
+	detail := "The partner's LACPDUs describe the port it believes is at the other end. A different system or port means the cable goes somewhere else than the switch thinks (a patch panel mix-up, a media converter, a second host), or our LACPDUs reach another device."
+	if deaf {
+		detail = "The partner sends LACPDUs but has not heard ours: the link works in one direction only (a broken fibre strand, a transceiver that does not transmit), or our LACPDUs are filtered on the way. Check the optic's tx/rx light levels (ethtool -m) and the switch's LACP counters."
+	}
+	return []Finding{{ID: IDPartnerView, Severity: Warning, Slaves: v.slaveOrder(wrong),
+		Message: "the LACP partner's view of our port differs from our actor — " + strings.Join(parts, "; "),
+		Detail:  detail}}
 }

@@ -153,3 +153,22 @@ func TestInactiveSlaveDrops(t *testing.T) {
 		}
 	}
 }
+
+func TestPartnerView(t *testing.T) {
+	viewed := func(s collector.SlaveSample, mac string, key, port int) collector.SlaveSample {
+		s = counted(s, 10, 0.5, 0, 0)
+		s.LACPDU.PartnerView = &neighbors.LACPPort{SystemMAC: mac, Key: key, Port: port}
+		return s
+	}
+	ok := lacpBond(viewed(lacpSlave("eth0", 1), "02:00:00:00:00:01", 15, 1), viewed(lacpSlave("eth1", 2), "02:00:00:00:00:01", 15, 2))
+	expect(t, "the partner sees our actor", analyzeOne(ok), IDPartnerView, false)
+	swapped := lacpBond(viewed(lacpSlave("eth0", 1), "02:00:00:00:00:01", 15, 1), viewed(lacpSlave("eth1", 2), "02:00:00:00:00:01", 15, 1))
+	fs := analyzeOne(swapped)
+	expect(t, "eth1's partner believes it talks to port 1", fs, IDPartnerView, true, "eth1")
+	deaf := lacpBond(viewed(lacpSlave("eth0", 1), "00:00:00:00:00:00", 0, 0))
+	fs = analyzeOne(deaf)
+	expect(t, "the partner heard nothing from us", fs, IDPartnerView, true, "eth0")
+	if i := slices.IndexFunc(fs, func(f Finding) bool { return f.ID == IDPartnerView }); !strings.Contains(fs[i].Detail, "one direction") {
+		t.Errorf("a deaf partner's finding: %+v", fs[i])
+	}
+}

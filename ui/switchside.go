@@ -150,6 +150,9 @@ func switchDetails(th *theme, b *collector.BondSample, s *collector.SlaveSample)
 		kv("LACPDU rx / tx", fmt.Sprintf("%d / %d  last rx %s", c.Rx, c.Tx, age))
 		kv("LACPDU unknown/illegal", fmt.Sprintf("%d / %d", c.UnknownRx, c.IllegalRx))
 		kv("marker rx / tx", fmt.Sprintf("%d / %d", c.MarkerRx, c.MarkerTx))
+		if pv := c.PartnerView; pv != nil {
+			kv("partner sees us as", fmt.Sprintf("%s key %d port %d", pv.SystemMAC, pv.Key, pv.Port))
+		}
 	}
 	if c := s.Carrier; c != nil {
 		kv("carrier up / down", fmt.Sprintf("%d / %d", c.Up, c.Down))

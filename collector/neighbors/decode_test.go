@@ -241,3 +241,50 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// lacpduFrame is an LACPDU from partner system 02:bb.. port 7 key 9 whose
+// view of us is system 02:aa.. port 3 key 15.
+func lacpduFrame() []byte {
+	f := []byte{0x01, 0x80, 0xc2, 0, 0, 0x02, 0x02, 0xbb, 0, 0, 0, 1, 0x88, 0x09, 1, 1}
+	f = append(f, 1, 20, 0x80, 0, 0x02, 0xbb, 0, 0, 0, 1, 0, 9, 0, 0xff, 0, 7, 0x3f, 0, 0, 0)
+	f = append(f, 2, 20, 0xff, 0xff, 0x02, 0xaa, 0, 0, 0, 1, 0, 15, 0, 0xff, 0, 3, 0x3d, 0, 0, 0)
+	f = append(f, 3, 16, 0, 0)
+	return append(f, make([]byte, 64)...)
+}
+
+func TestDecodeLACPDU(t *testing.T) {
+	pdu, err := DecodeLACPDU(lacpduFrame())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := LACPDU{
+		Actor:   LACPPort{SystemPriority: 0x8000, SystemMAC: "02:bb:00:00:00:01", Key: 9, PortPriority: 255, Port: 7, State: 0x3f},
+		Partner: LACPPort{SystemPriority: 0xffff, SystemMAC: "02:aa:00:00:00:01", Key: 15, PortPriority: 255, Port: 3, State: 0x3d},
+	}
+	if *pdu != want {
+		t.Errorf("got %+v\nwant %+v", *pdu, want)
+	}
+	marker := lacpduFrame()
+	marker[14] = 2
+	if _, err := DecodeLACPDU(marker); err != ErrNotNeighbor {
+		t.Errorf("a marker: %v", err)
+	}
+	if _, err := DecodeLACPDU(lacpduFrame()[:40]); err == nil || !strings.Contains(err.Error(), "truncated") {
+		t.Errorf("a truncated LACPDU: %v", err)
+	}
+	tb := newTable(nil)
+	tb.frame("eth0", lacpduFrame())
+	if got := tb.HeardLACPDU("eth0"); got == nil || got.Partner.Port != 3 {
+		t.Errorf("table keeps %+v", got)
+	}
+}
+
+func FuzzDecodeLACPDU(f *testing.F) {
+	f.Add(lacpduFrame())
+	f.Fuzz(func(t *testing.T, b []byte) {
+		pdu, err := DecodeLACPDU(b)
+		if (pdu == nil) == (err == nil) {
+			t.Fatalf("%v with %v", pdu, err)
+		}
+	})
+}

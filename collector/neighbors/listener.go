@@ -11,6 +11,7 @@ type slaveState struct {
 	// speaks both sends both, and LLDP wins when both are alive.
 	byProto  map[string]*Neighbor
 	lastSlow time.Time // the latest LACPDU or marker received
+	lacpdu   *LACPDU   // the latest LACPDU decoded
 	bad      int       // frames that failed to decode
 	lastErr  error
 }
@@ -46,6 +47,9 @@ func (t *table) frame(slave string, b []byte) {
 	s := t.state(slave)
 	if len(b) >= 14 && b[12] == EtherTypeSlow>>8 && b[13] == EtherTypeSlow&0xff {
 		s.lastSlow = now
+		if pdu, err := DecodeLACPDU(b); err == nil {
+			s.lacpdu = pdu
+		}
 		return
 	}
 	n, err := Decode(b)
@@ -107,4 +111,16 @@ func (t *table) LACPDUAge(slave string) (age time.Duration, ok bool) {
 		return now.Sub(s.lastSlow), true
 	}
 	return 0, false
+}
+
+// HeardLACPDU returns a copy of the last LACPDU received on slave, nil when
+// none was.
+func (t *table) HeardLACPDU(slave string) *LACPDU {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if s := t.slaves[slave]; s != nil && s.lacpdu != nil {
+		c := *s.lacpdu
+		return &c
+	}
+	return nil
 }

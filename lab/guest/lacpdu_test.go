@@ -98,7 +98,23 @@ func TestLACPDU(t *testing.T) {
 	if after.LastRxAgeSeconds == nil || *after.LastRxAgeSeconds > 1.5 {
 		t.Errorf("last LACPDU age %s, want under 1.5 s at lacp_rate fast", Show(after.LastRxAgeSeconds))
 	}
+	// The partner's LACPDUs, decoded off the wire, against our actor as
+	// the kernel's procfs tells it.
+	for _, s := range BondIn(t, bt.Sample(t), p.Bond).Slaves {
+		pv := s.LACPDU.PartnerView
+		if pv == nil || s.Actor == nil {
+			t.Errorf("%s: partner view %+v, actor %+v", s.Name, pv, s.Actor)
+			continue
+		}
+		if !Is(s.Actor.SystemMAC, pv.SystemMAC) || !Is(s.Actor.Key, pv.Key) || !Is(s.Actor.PortNumber, pv.Port) {
+			t.Errorf("%s: the partner sees system %s key %d port %d; procfs says our actor is %s key %s port %s",
+				s.Name, pv.SystemMAC, pv.Key, pv.Port, Show(s.Actor.SystemMAC), Show(s.Actor.Key), Show(s.Actor.PortNumber))
+		}
+	}
 	for _, f := range BondIn(t, bt.Sample(t), p.Bond).Findings {
+		if f.ID == diagnose.IDPartnerView {
+			t.Errorf("partner view finding on a healthy pair: %+v", f)
+		}
 		if f.ID == diagnose.IDLACPDUSilent {
 			t.Errorf("silence found while the partner talks: %+v", f)
 		}
