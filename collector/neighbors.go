@@ -26,6 +26,24 @@ type NeighborReader interface {
 	HeardLACPDU(slave string) *neighbors.LACPDU
 }
 
+// FirmwareLLDPReader tells whether a slave's NIC runs an LLDP agent in
+// its firmware (the live source, from the driver's private flags).
+type FirmwareLLDPReader interface {
+	FirmwareLLDP(slave string) (agent, known bool)
+}
+
+// firmwareLLDPAgent reads a driver's private flags: i40e's
+// "disable-fw-lldp" off, or ice's "fw-lldp-agent" on, is a firmware agent.
+func firmwareLLDPAgent(flags map[string]bool) (agent, known bool) {
+	if off, ok := flags["disable-fw-lldp"]; ok {
+		return !off, true
+	}
+	if on, ok := flags["fw-lldp-agent"]; ok {
+		return on, true
+	}
+	return false, false
+}
+
 // PortCounterReader gives each slave's LACPDU counters and carrier
 // transitions (the live source).
 type PortCounterReader interface {
@@ -67,6 +85,10 @@ type SwitchSide struct {
 	LACPDU *LACPDUSample `json:"lacpdu,omitempty"`
 	// Carrier counts link transitions (4.16+); absent where not reported.
 	Carrier *bonding.CarrierCounts `json:"carrier,omitempty"`
+	// FirmwareLLDPAgent is set when the NIC's firmware runs an LLDP agent
+	// that consumes the switch's frames; absent when the driver has no
+	// such flag.
+	FirmwareLLDPAgent *bool `json:"firmware_lldp_agent,omitempty"`
 }
 
 // neighborTracker keeps the reader's watch list in step with the followed
@@ -75,6 +97,8 @@ type SwitchSide struct {
 type neighborTracker struct {
 	r        NeighborReader
 	counters PortCounterReader
+	firmware FirmwareLLDPReader
+	fwAgent  map[string]*bool // per watched slave, read when the list changes
 	watching []string
 	why      string // why listening failed on the watched slaves, "" if it did not
 	lacpRx   map[string]*rxWatch
@@ -109,6 +133,14 @@ func (t *neighborTracker) attach(snap *Snapshot) {
 	if t.watching == nil || !slices.Equal(names, t.watching) {
 		t.watching = append([]string{}, names...)
 		t.why = ""
+		t.fwAgent = map[string]*bool{}
+		if t.firmware != nil {
+			for _, n := range names {
+				if agent, known := t.firmware.FirmwareLLDP(n); known {
+					t.fwAgent[n] = &agent
+				}
+			}
+		}
 		if err := t.r.Watch(names); errors.Is(err, neighbors.ErrNoPermission) {
 			t.why = neighbors.ErrNoPermission.Error()
 		} else if err != nil {
@@ -123,7 +155,7 @@ func (t *neighborTracker) attach(snap *Snapshot) {
 		}
 		for j := range b.Slaves {
 			sl := &b.Slaves[j]
-			sl.SwitchSide = &SwitchSide{Neighbor: t.r.Neighbor(sl.Name)}
+			sl.SwitchSide = &SwitchSide{Neighbor: t.r.Neighbor(sl.Name), FirmwareLLDPAgent: t.fwAgent[sl.Name]}
 		}
 	}
 	t.attachCounters(snap)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/collector/neighbors"
+	"github.com/mdlayher/ethtool"
 	"github.com/vishvananda/netlink/nl"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
@@ -94,3 +95,22 @@ func (s *LiveSource) lacpduStats(ifindex int) *bonding.LACPDUCounters {
 
 // HeardLACPDU implements NeighborReader.
 func (s *LiveSource) HeardLACPDU(slave string) *neighbors.LACPDU { return s.nb.HeardLACPDU(slave) }
+
+var _ FirmwareLLDPReader = (*LiveSource)(nil)
+
+// FirmwareLLDP implements FirmwareLLDPReader from the driver's private
+// flags over ethtool netlink: i40e's "disable-fw-lldp" off, or ice's
+// "fw-lldp-agent" on, means the NIC's firmware runs its own LLDP agent,
+// which consumes the switch's frames before the host sees them.
+func (s *LiveSource) FirmwareLLDP(slave string) (agent, known bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || s.eth == nil {
+		return false, false
+	}
+	pf, err := s.eth.PrivateFlags(ethtool.Interface{Name: slave})
+	if err != nil {
+		return false, false
+	}
+	return firmwareLLDPAgent(pf.Flags)
+}

@@ -109,3 +109,35 @@ func TestPortCountersLastRxAge(t *testing.T) {
 		t.Errorf("after a reset the age is unknown again, got %v", *s.LACPDU.LastRxAgeSeconds)
 	}
 }
+
+type fakeFirmware map[string]map[string]bool
+
+func (f fakeFirmware) FirmwareLLDP(slave string) (bool, bool) { return firmwareLLDPAgent(f[slave]) }
+
+func TestFirmwareLLDPFlags(t *testing.T) {
+	fw := fakeFirmware{
+		"i40e-agent": {"disable-fw-lldp": false, "link-down-on-close": false},
+		"i40e-off":   {"disable-fw-lldp": true},
+		"ice-agent":  {"fw-lldp-agent": true},
+		"other":      {"legacy-rx": true},
+	}
+	tr := newNeighborTracker(&fakeNeighbors{}, nil)
+	tr.firmware = fw
+	snap := &Snapshot{Bonds: []BondSample{{}}}
+	for _, n := range []string{"i40e-agent", "i40e-off", "ice-agent", "other"} {
+		s := SlaveSample{}
+		s.Name = n
+		snap.Bonds[0].Slaves = append(snap.Bonds[0].Slaves, s)
+	}
+	tr.attach(snap)
+	want := map[string]string{"i40e-agent": "true", "i40e-off": "false", "ice-agent": "true", "other": "absent"}
+	for _, s := range snap.Bonds[0].Slaves {
+		got := "absent"
+		if s.FirmwareLLDPAgent != nil {
+			got = fmt.Sprint(*s.FirmwareLLDPAgent)
+		}
+		if got != want[s.Name] {
+			t.Errorf("%s: firmware agent %s, want %s", s.Name, got, want[s.Name])
+		}
+	}
+}

@@ -102,6 +102,7 @@ func NewSampler(src Source, opts Options) *Sampler {
 	counters, _ := src.(PortCounterReader)
 	if opts.Neighbors != nil || counters != nil {
 		s.neighbors = newNeighborTracker(opts.Neighbors, counters)
+		s.neighbors.firmware, _ = src.(FirmwareLLDPReader)
 	}
 	if h, ok := src.(HostReader); ok {
 		s.host = &hostCache{r: h}

@@ -21,6 +21,7 @@ const (
 	IDInactiveSlaveDrops = "inactive-slave-drops"
 	IDNoNeighbors        = "switch-no-neighbors"
 	IDPartnerView        = "lacp-partner-view"
+	IDFirmwareLLDP       = "nic-firmware-lldp"
 )
 
 // ethernetOverhead is what a frame adds to the MTU: the Ethernet header
@@ -31,7 +32,7 @@ const ethernetOverhead = 18
 // the bond needs, the LACP conversation's health, and carrier flaps.
 func (v *view) switchSide() []Finding {
 	var out []Finding
-	for _, f := range []func() []Finding{v.notMLAG, v.switchLAG, v.switchFrameSize, v.switchVLAN, v.lacpduHealth, v.partnerView, v.carrierUnseen, v.inactiveDrops, v.noNeighbors} {
+	for _, f := range []func() []Finding{v.notMLAG, v.switchLAG, v.switchFrameSize, v.switchVLAN, v.lacpduHealth, v.partnerView, v.carrierUnseen, v.inactiveDrops, v.noNeighbors, v.firmwareLLDP} {
 		out = append(out, f()...)
 	}
 	return out
@@ -386,4 +387,24 @@ func (v *view) partnerView() []Finding {
 	return []Finding{{ID: IDPartnerView, Severity: Warning, Slaves: v.slaveOrder(wrong),
 		Message: "the LACP partner's view of our port differs from our actor — " + strings.Join(parts, "; "),
 		Detail:  detail}}
+}
+
+// firmwareLLDP: slaves that hear no neighbour while their NIC's firmware
+// runs its own LLDP agent, which takes the switch's frames for itself.
+func (v *view) firmwareLLDP() []Finding {
+	b := v.now
+	set := map[string]bool{}
+	for i := range b.Slaves {
+		s := &b.Slaves[i]
+		if s.SwitchSide != nil && s.Neighbor == nil && s.FirmwareLLDPAgent != nil && *s.FirmwareLLDPAgent {
+			set[s.Name] = true
+		}
+	}
+	if len(set) == 0 {
+		return nil
+	}
+	names := v.slaveOrder(set)
+	return []Finding{{ID: IDFirmwareLLDP, Severity: Info, Slaves: names,
+		Message: "the NIC firmware's LLDP agent consumes the switch's LLDP on " + strings.Join(names, ", "),
+		Detail:  "The NIC answers LLDP (and DCBX) itself, so the host hears no neighbour on these ports. To see the switch here (and let lldpd or bondtop hear it): ethtool --set-priv-flags " + names[0] + " disable-fw-lldp on (i40e), or fw-lldp-agent off (ice)."}}
 }

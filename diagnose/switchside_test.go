@@ -172,3 +172,16 @@ func TestPartnerView(t *testing.T) {
 		t.Errorf("a deaf partner's finding: %+v", fs[i])
 	}
 }
+
+func TestFirmwareLLDP(t *testing.T) {
+	agent := func(s collector.SlaveSample, on bool) collector.SlaveSample {
+		s.SwitchSide = &collector.SwitchSide{FirmwareLLDPAgent: &on}
+		return s
+	}
+	b := xorBond(agent(slave("eth0", 10000), true), agent(slave("eth1", 10000), false))
+	expect(t, "eth0's firmware agent on, nothing heard", analyzeOne(b), IDFirmwareLLDP, true, "eth0")
+	b = xorBond(agent(slave("eth0", 10000), false), agent(slave("eth1", 10000), false))
+	expect(t, "firmware agents off", analyzeOne(b), IDFirmwareLLDP, false)
+	heardAnyway := xorBond(heard(agent(slave("eth0", 10000), true), "02:aa:00:00:00:01", "Eth1/1", nil))
+	expect(t, "agent on, but the switch is heard", analyzeOne(heardAnyway), IDFirmwareLLDP, false)
+}
