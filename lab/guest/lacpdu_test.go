@@ -68,19 +68,26 @@ func lacpduOf(t *testing.T, snap *collector.Snapshot, bond, slave string) *colle
 	return s.LACPDU
 }
 
+// analyzedBondtop is NewBondtop with the analyzer the CLI runs, so
+// snapshots carry findings.
+func analyzedBondtop(t *testing.T, bond string) *Bondtop {
+	t.Helper()
+	src, err := collector.NewLiveSource()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { src.Close() })
+	opts := collector.Options{Interval: 200 * time.Millisecond, Bonds: []string{bond}, History: time.Minute, Analyze: diagnose.NewWindow(0).Fill}
+	return &Bondtop{Src: src, Sampler: collector.NewSampler(src, opts)}
+}
+
 // TestLACPDU: bondtop's LACPDU counters against the LACPDUs a packet
 // socket of the test sees on the wire; then the peer bond stops answering
 // on one slave, and the silence finding must appear within 3 s of
 // lacp_rate fast (plus a sample interval).
 func TestLACPDU(t *testing.T) {
 	p, _ := lacpPair(t, 95, 2)
-	w := diagnose.NewWindow(0)
-	src, err := collector.NewLiveSource()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { src.Close() })
-	bt := &Bondtop{Src: src, Sampler: collector.NewSampler(src, collector.Options{Interval: 200 * time.Millisecond, Bonds: []string{p.Bond}, History: time.Minute, Analyze: w.Fill})}
+	bt := analyzedBondtop(t, p.Bond)
 
 	stop := countLACPDUs(t, p.Slaves[0])
 	before := *lacpduOf(t, bt.Sample(t), p.Bond, p.Slaves[0])
@@ -158,13 +165,7 @@ func TestLACPDU(t *testing.T) {
 func TestCarrierFlapUnseen(t *testing.T) {
 	p := NewPair(t, 96, 2)
 	p.Root.Bond(t, p.Bond, BondSpec{Mode: "balance-xor", XmitHashPolicy: "layer2", MIIMon: 1000}, p.Slaves...)
-	w := diagnose.NewWindow(0)
-	src, err := collector.NewLiveSource()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { src.Close() })
-	bt := &Bondtop{Src: src, Sampler: collector.NewSampler(src, collector.Options{Interval: 200 * time.Millisecond, Bonds: []string{p.Bond}, History: time.Minute, Analyze: w.Fill})}
+	bt := analyzedBondtop(t, p.Bond)
 	first := SlaveIn(t, BondIn(t, bt.Sample(t), p.Bond), p.Slaves[0])
 	if first.SwitchSide == nil || first.Carrier == nil {
 		t.Fatal("bondtop shows no carrier counts")
