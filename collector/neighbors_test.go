@@ -141,3 +141,30 @@ func TestFirmwareLLDPFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestSwitchSideRoundTrip: a recording keeps the switch's side (replay
+// decodes the JSON a recorder wrote).
+func TestSwitchSideRoundTrip(t *testing.T) {
+	name := "leaf1"
+	in := SlaveSample{SwitchSide: &SwitchSide{
+		Neighbor: &neighbors.Neighbor{Protocol: "lldp", ChassisID: "02:aa:00:00:00:01", SystemName: &name, PortID: "Ethernet7", TTLSeconds: 120},
+		LACPDU:   &LACPDUSample{LACPDUCounters: bonding.LACPDUCounters{Rx: 5, Tx: 6}},
+		Carrier:  &bonding.CarrierCounts{Up: 2, Down: 1},
+	}}
+	in.Name = "eth0"
+	js, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out SlaveSample
+	if err := json.Unmarshal(js, &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.SwitchSide == nil || out.Neighbor == nil || *out.Neighbor.SystemName != "leaf1" || out.LACPDU.Tx != 6 || out.Carrier.Down != 1 {
+		t.Fatalf("after a round trip: %s -> %+v", js, out.SwitchSide)
+	}
+	var plain SlaveSample
+	if err := json.Unmarshal([]byte(`{"name":"eth0"}`), &plain); err != nil || plain.SwitchSide != nil {
+		t.Fatalf("a recording without the keys: %+v %v", plain.SwitchSide, err)
+	}
+}
