@@ -63,7 +63,8 @@ FUZZ_TARGETS := bonding:FuzzParseProc bonding:FuzzParseNetDev bonding:FuzzReadSy
 	intent:FuzzNetplan intent:FuzzNMKeyfile intent:FuzzIfcfg intent:FuzzNetworkd intent:FuzzIfupdown \
 	internal/printable:FuzzString \
 	drill:FuzzPeerNotification \
-	collector/flowmeter:FuzzParseFrame
+	collector/flowmeter:FuzzParseFrame \
+	collector/neighbors:FuzzDecode bonding:FuzzParseXstats collector/neighbors:FuzzDecodeLACPDU
 
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
@@ -73,7 +74,7 @@ fuzz:
 	done
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./bonding/ ./collector/ ./collector/flowmeter/ ./diagnose/ ./ui/ ./cmd/bondtop/
+	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./bonding/ ./collector/ ./collector/flowmeter/ ./collector/neighbors/ ./diagnose/ ./ui/ ./cmd/bondtop/
 	$(GO) test -run '^$$' -bench Loopback -count 5 ./load/
 
 # The eBPF flow meter: C compiled by clang through bpf2go; the objects and

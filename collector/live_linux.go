@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/bondtop/bondtop/bonding"
+	"github.com/bondtop/bondtop/collector/neighbors"
 )
 
 // liveConfigRefresh is how often the live source re-reads a bond's sysfs
@@ -80,6 +81,8 @@ type LiveSource struct {
 	cache      map[string]*liveBond
 	msgs       [][]byte // the dump's bond and slave messages, reused
 	watchedIdx []int
+
+	nb *neighbors.Listener // LLDP/CDP on the slaves (neighbors_linux.go)
 }
 
 // liveBond is what the live source keeps between Reads for one bond.
@@ -144,6 +147,7 @@ func NewLiveSource() (*LiveSource, error) {
 		changes:     make(chan struct{}, 1),
 		done:        make(chan struct{}),
 		cache:       make(map[string]*liveBond),
+		nb:          neighbors.NewListener(nil),
 	}
 	if ns, err := netns.Get(); err == nil {
 		s.ns = ns
@@ -180,6 +184,7 @@ func (s *LiveSource) Close() error {
 		defer s.mu.Unlock()
 		s.closed = true
 		s.release()
+		_ = s.nb.Close()
 	})
 	return nil
 }

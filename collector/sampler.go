@@ -55,6 +55,9 @@ type Options struct {
 	// MeterWhy says why there is no Meter (no privileges, --no-ebpf and
 	// no fallback): each bond's traffic then says "sockets" and this.
 	MeterWhy string
+	// Neighbors tells each slave's LLDP/CDP neighbour; when nil, the Source
+	// if it is a NeighborReader (the live source, the demo).
+	Neighbors NeighborReader
 	// Analyze, when set, runs on every snapshot before it is recorded or
 	// handed out, and fills BondSample.Findings (diagnose.Window.Fill).
 	Analyze func(*Snapshot)
@@ -83,12 +86,13 @@ type Sampler struct {
 	interval        atomic.Int64
 	intervalChanged chan struct{}
 	// pace judges whether the ticks keep the interval (see judgePace).
-	pace   pace
-	flows  *flowTracker  // nil without a FlowReader
-	host   *hostCache    // nil when the Source is no HostReader
-	config *configCache  // nil when the Source is no ConfigReader
-	meter  *meterTracker // nil without a Meter
-	kernel *bonding.KernelVersion
+	pace      pace
+	flows     *flowTracker  // nil without a FlowReader
+	host      *hostCache    // nil when the Source is no HostReader
+	config    *configCache  // nil when the Source is no ConfigReader
+	meter     *meterTracker // nil without a Meter
+	kernel    *bonding.KernelVersion
+	neighbors *neighborTracker // nil without a NeighborReader
 }
 
 // NewSampler makes a Sampler over src.
@@ -129,6 +133,14 @@ func NewSampler(src Source, opts Options) *Sampler {
 	}
 	if opts.Meter != nil {
 		s.meter = newMeterTracker(opts.Meter)
+	}
+	if opts.Neighbors == nil {
+		opts.Neighbors, _ = src.(NeighborReader)
+	}
+	counters, _ := src.(PortCounterReader)
+	if opts.Neighbors != nil || counters != nil {
+		s.neighbors = newNeighborTracker(opts.Neighbors, counters)
+		s.neighbors.firmware, _ = src.(FirmwareLLDPReader)
 	}
 	if h, ok := src.(HostReader); ok {
 		s.host = &hostCache{r: h}
@@ -256,6 +268,9 @@ func (s *Sampler) sampleReading(r Reading) (*Snapshot, error) {
 		}
 	}
 	s.prev, s.last, s.prevAt, s.started = cur, cur, now, true
+	if s.neighbors != nil {
+		s.neighbors.attach(snap)
+	}
 	s.enrich(now, snap, r.Bonds)
 	if s.hist != nil {
 		s.hist.Record(snap)

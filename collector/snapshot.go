@@ -83,6 +83,9 @@ type BondSample struct {
 	// The JSON key is "traffic"; the embedded Traffic above holds the
 	// bond's own counters.
 	Measured *MeasuredTraffic `json:"traffic,omitempty"`
+	// NeighborsWhy says why the slaves' LLDP/CDP neighbours could not be
+	// listened for (no CAP_NET_RAW); absent when they could.
+	NeighborsWhy *string `json:"neighbors_why,omitempty"`
 }
 
 // SlaveSample is one slave's state and traffic.
@@ -97,6 +100,9 @@ type SlaveSample struct {
 	// Predicted sums the flow table's sockets the hash sends on this
 	// slave; nil without a flow table.
 	Predicted *Predicted `json:"predicted,omitempty"`
+	// SwitchSide is what the far end says; nil (keys absent) when the
+	// source does not listen.
+	*SwitchSide
 }
 
 // Traffic holds an interface's counters and what they did in the interval.

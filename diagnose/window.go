@@ -147,6 +147,16 @@ type slaveDelta struct {
 	// The slave's cumulative counts at the sample, for what rose during
 	// the window (the first sample's against now).
 	linkFailures, actorChurned, partnerChurned optInt
+	// What the switch side knew at the sample (known only with a
+	// neighbour tracker): the LACPDUs the bond could not use, and the
+	// carrier's down count.
+	badLACPDUs, carrierDowns optUint
+}
+
+// optUint is a uint64 that may be unknown.
+type optUint struct {
+	v  uint64
+	ok bool
 }
 
 // optInt is an int that may be unknown.
@@ -166,14 +176,15 @@ func optOf(p *int) optInt {
 func (o optInt) rose(now *int) bool { return o.ok && now != nil && *now > o.v }
 
 // counterSums are a slave's error counts over the window.
-type counterSums struct{ errs, over, drops, packets uint64 }
+// (rxDrops, part of drops, are the received frames dropped.)
+type counterSums struct{ errs, over, drops, rxDrops, packets uint64 }
 
 func (c *counterSums) add(d counterSums, sign int) {
 	if sign > 0 {
-		c.errs, c.over, c.drops, c.packets = c.errs+d.errs, c.over+d.over, c.drops+d.drops, c.packets+d.packets
+		c.errs, c.over, c.drops, c.rxDrops, c.packets = c.errs+d.errs, c.over+d.over, c.drops+d.drops, c.rxDrops+d.rxDrops, c.packets+d.packets
 		return
 	}
-	c.errs, c.over, c.drops, c.packets = c.errs-d.errs, c.over-d.over, c.drops-d.drops, c.packets-d.packets
+	c.errs, c.over, c.drops, c.rxDrops, c.packets = c.errs-d.errs, c.over-d.over, c.drops-d.drops, c.rxDrops-d.rxDrops, c.packets-d.packets
 }
 
 type slaveSums struct{ tx, rx float64 }
@@ -219,6 +230,14 @@ func (bw *bondWindow) add(b *collector.BondSample, seconds float64, at time.Time
 		sl := &b.Slaves[i]
 		d := slaveDelta{name: sl.Name, linkFailures: optOf(sl.LinkFailureCount),
 			actorChurned: optOf(sl.ActorChurnedCount), partnerChurned: optOf(sl.PartnerChurnedCount)}
+		if sl.SwitchSide != nil {
+			if sl.LACPDU != nil {
+				d.badLACPDUs = optUint{sl.LACPDU.IllegalRx + sl.LACPDU.UnknownRx, true}
+			}
+			if sl.Carrier != nil {
+				d.carrierDowns = optUint{sl.Carrier.Down, true}
+			}
+		}
 		if seconds > 0 {
 			if sl.TxBps != nil {
 				d.tx = *sl.TxBps * seconds / 8
@@ -231,9 +250,10 @@ func (bw *bondWindow) add(b *collector.BondSample, seconds float64, at time.Time
 		}
 		if iv := sl.Interval; iv != nil {
 			d.counts = counterSums{
-				errs:  val(iv.RxErrors) + val(iv.TxErrors),
-				over:  val(iv.RxOverErrors) + val(iv.RxFifoErrors),
-				drops: val(iv.RxDropped) + val(iv.TxDropped),
+				errs:    val(iv.RxErrors) + val(iv.TxErrors),
+				over:    val(iv.RxOverErrors) + val(iv.RxFifoErrors),
+				drops:   val(iv.RxDropped) + val(iv.TxDropped),
+				rxDrops: val(iv.RxDropped),
 			}
 			if sl.RxPps != nil && sl.TxPps != nil {
 				d.counts.packets = uint64((*sl.RxPps + *sl.TxPps) * seconds)

@@ -244,6 +244,7 @@ func collectSlave(ch chan<- prometheus.Metric, b *collector.BondSample, s *colle
 		ch <- counter(descSlaveChurned, float64(*s.PartnerChurnedCount), b.Name, s.Name, "partner")
 	}
 	counters(ch, slaveCounterDescs, &s.Totals, l...)
+	collectSwitchSide(ch, b, s)
 }
 
 // counters emits the kernel counters the source could read.

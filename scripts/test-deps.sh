@@ -60,3 +60,11 @@ if ! command -v promtool >/dev/null || ! command -v prometheus >/dev/null; then
 	apt_install prometheus
 fi
 echo "test-deps: $(promtool --version 2>&1 | head -1)"
+
+# lldpd: a real LLDP/CDP agent, the judge of the neighbour decoder (it sends
+# on one end of a veth pair in a network namespace; lldpcli reports what it
+# hears on the other).
+if ! command -v lldpd >/dev/null || ! command -v lldpcli >/dev/null; then
+	apt_install lldpd
+fi
+echo "test-deps: $(lldpd -v 2>&1 | head -1)"

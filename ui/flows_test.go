@@ -117,7 +117,13 @@ func TestMeasuredDetailsAndStatus(t *testing.T) {
 	s := demoSim(t, h, 160, 48, false)
 	mustContain(t, s.text(), "meter ebpf ")
 	s.key(tcell.KeyEnter, 0)
+	// The talkers follow the switch's side in the details: page down to
+	// them as a user would.
 	screen := s.text()
+	for i := 0; i < 5 && !strings.Contains(screen, "top talkers"); i++ {
+		s.key(tcell.KeyPgDn, 0)
+		screen = s.text()
+	}
 	mustContain(t, screen, "top talkers")
 	mustContain(t, screen, "tx tcp")
 	s.key(tcell.KeyEscape, 0)

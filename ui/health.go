@@ -51,6 +51,11 @@ func findings(b *collector.BondSample) []finding {
 		if s.Interval.Any() {
 			add(sevWarn, s.Name, "%s errors/drops/overruns in the interval", s.Name)
 		}
+		if s.SwitchSide != nil && s.Neighbor != nil {
+			if why := neighborTrouble(b, s); why != "" {
+				add(sevBad, s.Name, "%s switch port %s: %s", s.Name, neighborLabel(s.Neighbor), why)
+			}
+		}
 		if !lacp {
 			continue
 		}

@@ -327,14 +327,15 @@ func (d *dashboard) lacpLines(b *collector.BondSample, width int) []line {
 		}
 		row = row.add(" key ", th.dim).add(intOrDash(p.Key), keyStyle)
 		row = row.add(" port ", th.dim).add(intOrDash(p.PortNumber), th.base)
-		if width-row.width() >= 11 && p.SystemPriority != nil {
+		beside := neighborBeside(th, b, s)
+		if width-row.width()-beside.width() >= 11 && p.SystemPriority != nil {
 			row = row.add(" prio ", th.dim).add(strconv.Itoa(*p.SystemPriority), th.base)
 		}
 		churn := deref(s.ActorChurnState) == "churned" || deref(s.PartnerChurnState) == "churned"
 		if churn {
 			row = row.add(" churned", th.bad)
 		}
-		out = append(out, row)
+		out = append(out, append(row, beside...))
 	}
 	return out
 }
@@ -489,6 +490,7 @@ func (d *dashboard) renderDetails(_, _ int) []line {
 			port("partner", nil)
 		}
 	}
+	out = append(out, switchDetails(th, b, s)...)
 	if b != nil {
 		var mine []finding
 		for _, f := range findings(b) {

@@ -142,6 +142,7 @@ func (t *slaveTable) columns(b *collector.BondSample, barWidth int) []*column {
 			}
 		}},
 	}
+	cols = append(cols, switchColumn(th, b))
 	if lacp {
 		cols = append(cols,
 			&column{title: "AGG", right: true, priority: 75, cell: func(r SlaveRow) line {

@@ -1,0 +1,30 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestDemoSwitchSideInTmux: the real binary's --demo shows the switch
+// behind each slave, and Enter shows its TLVs and counters.
+func TestDemoSwitchSideInTmux(t *testing.T) {
+	needTmux(t)
+	bin := binary(t)
+	p := newPane(t, 160, 48, fmt.Sprintf("%s --demo bond0; sleep 60", bin))
+	screen := p.waitText("leaf-a Ethernet1/1", 15*time.Second)
+	for _, want := range []string{"SWITCH", "leaf-b Ethernet1/2", "│ leaf-a Ethernet1/"} {
+		if !strings.Contains(screen, want) {
+			t.Errorf("the screen lacks %q:\n%s", want, screen)
+		}
+	}
+	p.keys("Enter")
+	screen = p.waitText("switch (LLDP/CDP)", 5*time.Second)
+	for _, want := range []string{"Arista Networks EOS", "max frame size", "LACPDU rx / tx", "carrier up / down"} {
+		if !strings.Contains(screen, want) {
+			t.Errorf("the details lack %q:\n%s", want, screen)
+		}
+	}
+	p.keys("q")
+}

@@ -1,0 +1,170 @@
+package collector
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bondtop/bondtop/bonding"
+	"github.com/bondtop/bondtop/collector/neighbors"
+)
+
+// fakeNeighbors stands in for the packet sockets; the real ones are
+// judged by lldpd (collector/neighbors) and in the lab.
+type fakeNeighbors struct {
+	err     error
+	watches [][]string
+	heard   map[string]*neighbors.Neighbor
+}
+
+func (f *fakeNeighbors) Watch(s []string) error { f.watches = append(f.watches, s); return f.err }
+func (f *fakeNeighbors) Neighbor(s string) *neighbors.Neighbor {
+	return f.heard[s]
+}
+func (f *fakeNeighbors) LACPDUAge(string) (time.Duration, bool) { return 0, false }
+func (f *fakeNeighbors) HeardLACPDU(string) *neighbors.LACPDU   { return nil }
+
+func TestNeighborTrackerJSON(t *testing.T) {
+	name := "leaf1"
+	fake := &fakeNeighbors{heard: map[string]*neighbors.Neighbor{
+		"eth0": {Protocol: "lldp", ChassisID: "00:1c:73:00:00:01", SystemName: &name, PortID: "Ethernet7", TTLSeconds: 120},
+	}}
+	snap := &Snapshot{Bonds: []BondSample{{Slaves: []SlaveSample{{}, {}}}}}
+	snap.Bonds[0].Slaves[0].Name, snap.Bonds[0].Slaves[1].Name = "eth1", "eth0"
+	tr := newNeighborTracker(fake, nil)
+	tr.attach(snap)
+	tr.attach(snap)
+	if len(fake.watches) != 1 || strings.Join(fake.watches[0], ",") != "eth0,eth1" {
+		t.Errorf("watch calls %v: one, for both slaves", fake.watches)
+	}
+	js, _ := json.Marshal(snap.Bonds[0])
+	if !strings.Contains(string(js), `"neighbor":null`) || !strings.Contains(string(js), `"system_name":"leaf1"`) || strings.Contains(string(js), "neighbors_why") {
+		t.Errorf("JSON %s", js)
+	}
+
+	// Without a reader the keys are absent: older goldens stay valid.
+	plain, _ := json.Marshal(SlaveSample{})
+	if strings.Contains(string(plain), "neighbor") {
+		t.Errorf("a sample of a source that does not listen: %s", plain)
+	}
+
+	denied := newNeighborTracker(&fakeNeighbors{err: fmt.Errorf("listen on eth0: %w", errors.Join(neighbors.ErrNoPermission))}, nil)
+	snap2 := &Snapshot{Bonds: []BondSample{{Slaves: []SlaveSample{{}}}}}
+	snap2.Bonds[0].Slaves[0].Name = "eth0"
+	denied.attach(snap2)
+	js, _ = json.Marshal(snap2.Bonds[0])
+	if !strings.Contains(string(js), `"neighbors_why":"listening for LLDP/CDP needs CAP_NET_RAW`) || !strings.Contains(string(js), `"neighbor":null`) {
+		t.Errorf("JSON without CAP_NET_RAW: %s", js)
+	}
+}
+
+type fakeCounters struct{ pc map[string]PortCounters }
+
+func (f *fakeCounters) PortCounters([]string) map[string]PortCounters { return f.pc }
+
+func TestPortCountersLastRxAge(t *testing.T) {
+	fc := &fakeCounters{pc: map[string]PortCounters{
+		"eth0": {LACPDU: &bonding.LACPDUCounters{Rx: 10, Tx: 10}, Carrier: &bonding.CarrierCounts{Up: 1, Down: 0}},
+		"eth1": {},
+	}}
+	tr := newNeighborTracker(nil, fc)
+	start := time.Unix(1000, 0)
+	sample := func(at time.Duration) *SlaveSample {
+		snap := &Snapshot{Time: start.Add(at), Bonds: []BondSample{{Slaves: []SlaveSample{{}, {}}}}}
+		snap.Bonds[0].Slaves[0].Name, snap.Bonds[0].Slaves[1].Name = "eth0", "eth1"
+		tr.attach(snap)
+		if s := snap.Bonds[0].Slaves[1]; s.SwitchSide == nil || s.LACPDU != nil || s.Carrier != nil || s.Neighbor != nil {
+			t.Fatalf("eth1 reports nothing, so shows nothing: %+v", s.SwitchSide)
+		}
+		return &snap.Bonds[0].Slaves[0]
+	}
+	s := sample(0)
+	if s.LACPDU == nil || s.LACPDU.LastRxAgeSeconds != nil || s.Carrier.Up != 1 {
+		t.Fatalf("first sample: %+v", s.SwitchSide)
+	}
+	s = sample(2 * time.Second)
+	if s.LACPDU.LastRxAgeSeconds != nil || s.LACPDU.SilentSeconds != 2 {
+		t.Fatalf("counter stood still for 2 s: age %v silent %v", s.LACPDU.LastRxAgeSeconds, s.LACPDU.SilentSeconds)
+	}
+	fc.pc["eth0"].LACPDU.Rx = 11
+	s = sample(3 * time.Second)
+	if s.LACPDU.LastRxAgeSeconds == nil || *s.LACPDU.LastRxAgeSeconds != 0 {
+		t.Fatalf("counter rose: age %v", s.LACPDU.LastRxAgeSeconds)
+	}
+	s = sample(7 * time.Second)
+	if *s.LACPDU.LastRxAgeSeconds != 4 || s.LACPDU.SilentSeconds != 4 {
+		t.Fatalf("4 s after the rise: age %v", *s.LACPDU.LastRxAgeSeconds)
+	}
+	js, _ := json.Marshal(s)
+	for _, k := range []string{`"lacpdu":{"rx":11,"tx":10,`, `"last_rx_age_s":4`, `"carrier":{"up_count":1,"down_count":0}`} {
+		if !strings.Contains(string(js), k) {
+			t.Errorf("JSON lacks %s: %s", k, js)
+		}
+	}
+	fc.pc["eth0"].LACPDU.Rx = 2 // re-enslaved: counters start over
+	if s = sample(8 * time.Second); s.LACPDU.LastRxAgeSeconds != nil {
+		t.Errorf("after a reset the age is unknown again, got %v", *s.LACPDU.LastRxAgeSeconds)
+	}
+}
+
+type fakeFirmware map[string]map[string]bool
+
+func (f fakeFirmware) FirmwareLLDP(slave string) (bool, bool) { return firmwareLLDPAgent(f[slave]) }
+
+func TestFirmwareLLDPFlags(t *testing.T) {
+	fw := fakeFirmware{
+		"i40e-agent": {"disable-fw-lldp": false, "link-down-on-close": false},
+		"i40e-off":   {"disable-fw-lldp": true},
+		"ice-agent":  {"fw-lldp-agent": true},
+		"other":      {"legacy-rx": true},
+	}
+	tr := newNeighborTracker(&fakeNeighbors{}, nil)
+	tr.firmware = fw
+	snap := &Snapshot{Bonds: []BondSample{{}}}
+	for _, n := range []string{"i40e-agent", "i40e-off", "ice-agent", "other"} {
+		s := SlaveSample{}
+		s.Name = n
+		snap.Bonds[0].Slaves = append(snap.Bonds[0].Slaves, s)
+	}
+	tr.attach(snap)
+	want := map[string]string{"i40e-agent": "true", "i40e-off": "false", "ice-agent": "true", "other": "absent"}
+	for _, s := range snap.Bonds[0].Slaves {
+		got := "absent"
+		if s.FirmwareLLDPAgent != nil {
+			got = fmt.Sprint(*s.FirmwareLLDPAgent)
+		}
+		if got != want[s.Name] {
+			t.Errorf("%s: firmware agent %s, want %s", s.Name, got, want[s.Name])
+		}
+	}
+}
+
+// TestSwitchSideRoundTrip: a recording keeps the switch's side (replay
+// decodes the JSON a recorder wrote).
+func TestSwitchSideRoundTrip(t *testing.T) {
+	name := "leaf1"
+	in := SlaveSample{SwitchSide: &SwitchSide{
+		Neighbor: &neighbors.Neighbor{Protocol: "lldp", ChassisID: "02:aa:00:00:00:01", SystemName: &name, PortID: "Ethernet7", TTLSeconds: 120},
+		LACPDU:   &LACPDUSample{LACPDUCounters: bonding.LACPDUCounters{Rx: 5, Tx: 6}},
+		Carrier:  &bonding.CarrierCounts{Up: 2, Down: 1},
+	}}
+	in.Name = "eth0"
+	js, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out SlaveSample
+	if err := json.Unmarshal(js, &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.SwitchSide == nil || out.Neighbor == nil || *out.Neighbor.SystemName != "leaf1" || out.LACPDU.Tx != 6 || out.Carrier.Down != 1 {
+		t.Fatalf("after a round trip: %s -> %+v", js, out.SwitchSide)
+	}
+	var plain SlaveSample
+	if err := json.Unmarshal([]byte(`{"name":"eth0"}`), &plain); err != nil || plain.SwitchSide != nil {
+		t.Fatalf("a recording without the keys: %+v %v", plain.SwitchSide, err)
+	}
+}
