@@ -35,11 +35,11 @@ type PortRow struct {
 	// empty when unset, which OVS runs as active-backup.
 	BondMode string
 	// LACP is "active", "passive", "off" or empty (off).
-	LACP            string
-	UpDelayMs       int
-	DownDelayMs     int
-	BondActiveMAC   string // bond_active_slave: the active member's MAC
-	OtherConfig     map[string]string
+	LACP          string
+	UpDelayMs     int
+	DownDelayMs   int
+	BondActiveMAC string // bond_active_slave: the active member's MAC
+	OtherConfig   map[string]string
 }
 
 // InterfaceRow is the part of an OVSDB Interface row bondtop reads. Pointer
