@@ -54,7 +54,8 @@ FUZZ_TARGETS := bonding:FuzzParseProc bonding:FuzzParseNetDev bonding:FuzzReadSy
 	cmd/bondtop:FuzzParseAllow \
 	intent:FuzzNetplan intent:FuzzNMKeyfile intent:FuzzIfcfg intent:FuzzNetworkd intent:FuzzIfupdown \
 	internal/printable:FuzzString \
-	drill:FuzzPeerNotification
+	drill:FuzzPeerNotification \
+	ovs:FuzzDecodeMessage ovs:FuzzParseBondShow ovs:FuzzParseLACPShow
 
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \

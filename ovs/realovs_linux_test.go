@@ -512,6 +512,10 @@ func TestRealOVS(t *testing.T) {
 				if jc := judgeBondShow(o.Appctl("bond/show", "ab-c")); jc.active != "c1" {
 					t.Errorf("we see c1 active, ovs-appctl says %q", jc.active)
 				}
+				if *ovsFixtures != "" {
+					os.WriteFile(filepath.Join(*ovsFixtures, "bond-show-down.txt"), []byte(o.Appctl("bond/show")), 0o644)
+					os.WriteFile(filepath.Join(*ovsFixtures, "lacp-show-down.txt"), []byte(o.Appctl("lacp/show")), 0o644)
+				}
 				break
 			}
 			if time.Now().After(deadline) {
