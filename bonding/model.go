@@ -10,6 +10,13 @@ import (
 // CAP_NET_ADMIN, an unreadable file).
 type Bond struct {
 	Name string `json:"name"`
+	// Kind is KindLinux or KindOVS; empty means a Linux bond (readers
+	// that predate Open vSwitch support, --root trees, old recordings).
+	Kind string `json:"kind,omitempty"`
+	// Bridge is the Open vSwitch bridge of an OVS bond, nil otherwise.
+	Bridge *string `json:"bridge,omitempty"`
+	// OVS holds what only Open vSwitch has (ovs.go); nil for Linux bonds.
+	OVS *OVSBond `json:"ovs,omitempty"`
 	// Mode is the kernel's own word: balance-rr, active-backup,
 	// balance-xor, broadcast, 802.3ad, balance-tlb, balance-alb.
 	Mode           *string `json:"mode"`
@@ -82,7 +89,9 @@ type Slave struct {
 	PartnerChurnedCount *int         `json:"partner_churned_count"`
 	Actor               *ActorPort   `json:"actor"`
 	Partner             *PartnerPort `json:"partner"`
-	Counters            Counters     `json:"-"`
+	// OVS holds what only Open vSwitch has of a member; nil for Linux.
+	OVS      *OVSMember `json:"ovs,omitempty"`
+	Counters Counters   `json:"-"`
 }
 
 // Port is one end of a slave's LACP conversation: our actor, or the partner

@@ -75,6 +75,9 @@ Flags:
                          65536); beyond, bytes count per slave as "other"
   --no-ebpf              measure flows by sampling (AF_PACKET, 1 in 100)
                          instead of eBPF at the slaves
+  --ovs-rundir DIR       where ovsdb-server's db.sock and ovs-vswitchd's
+                         control socket are (default /var/run/openvswitch);
+                         Open vSwitch bonds are shown beside Linux bonds
   --version              print the version and exit
   -h, --help             this help
 
@@ -138,6 +141,7 @@ type options struct {
 	top         int
 	flowMapSize int
 	noEBPF      bool
+	ovsRunDir   string
 	interval    time.Duration
 	once        bool
 	count       int
@@ -277,6 +281,7 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.top, "top", defaultTop, "")
 	fs.IntVar(&o.flowMapSize, "flow-map-size", flowmeter.DefaultMaxFlows, "")
 	fs.BoolVar(&o.noEBPF, "no-ebpf", false, "")
+	fs.StringVar(&o.ovsRunDir, "ovs-rundir", "", "")
 
 	positional, err := parseInterleaved(fs, args)
 	if err != nil {
@@ -327,7 +332,12 @@ func openSource(o options) (collector.Source, error) {
 	if o.root != "" {
 		return collector.NewRootSource(o.root)
 	}
-	return collector.NewLiveSource()
+	live, err := collector.NewLiveSource()
+	if err != nil {
+		return nil, err
+	}
+	live.ReadOVS(o.ovsRunDir)
+	return live, nil
 }
 
 func buildVersion() string {
