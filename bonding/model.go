@@ -236,8 +236,11 @@ func (b *Bond) Slave(name string) *Slave {
 	return nil
 }
 
-// Is8023AD reports whether the bond runs 802.3ad (LACP).
-func (b *Bond) Is8023AD() bool { return b.Mode != nil && *b.Mode == Mode8023AD }
+// Is8023AD reports whether the bond runs 802.3ad (LACP): a Linux bond in
+// mode 802.3ad, or an Open vSwitch bond with LACP on.
+func (b *Bond) Is8023AD() bool {
+	return b.Mode != nil && *b.Mode == Mode8023AD || b.IsOVS() && b.LACP != nil
+}
 
 // The kernel's mode names, as sysfs and netlink spell them.
 const (

@@ -78,6 +78,9 @@ func (d *dashboard) renderHeader(width, height int) []line {
 
 	var mode, hash, mii, lacp, agg, roles, speed line
 	mode = line{{orDash(b.Mode), th.base}}
+	if b.IsOVS() {
+		mode = ovsHeaderMode(&b.Bond, th)
+	}
 	if b.XmitHashPolicy != nil && usesHashPolicy(deref(b.Mode)) {
 		hash = line{{"hash ", th.dim}, {*b.XmitHashPolicy, th.base}}
 	}
