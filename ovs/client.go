@@ -369,3 +369,18 @@ func (b *Bond) member(name string) *Member {
 	}
 	return nil
 }
+
+// HostFromReplies builds a Host from captured replies: the result of
+// the OVSDB transaction Read sends, and the texts of bond/show, lacp/show
+// and lacp/show-stats. Tests and tools replay fixtures through it.
+func HostFromReplies(transact json.RawMessage, bondShow, lacpShow, lacpStats string) (*Host, error) {
+	db, err := decodeTransact(transact)
+	if err != nil {
+		return nil, err
+	}
+	h := &Host{Bonds: BondsFromDB(db)}
+	if err := h.merge(bondShow, lacpShow, lacpStats); err != nil {
+		return nil, err
+	}
+	return h, nil
+}

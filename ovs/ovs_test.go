@@ -28,12 +28,8 @@ func fixture(t testing.TB, name string) string {
 
 func fixtureHost(t testing.TB, bondShow, lacpShow string) *Host {
 	t.Helper()
-	db, err := decodeTransact(json.RawMessage(fixture(t, "transact.json")))
+	h, err := HostFromReplies(json.RawMessage(fixture(t, "transact.json")), fixture(t, bondShow), fixture(t, lacpShow), fixture(t, "lacp-show-stats.txt"))
 	if err != nil {
-		t.Fatal(err)
-	}
-	h := &Host{Bonds: BondsFromDB(db)}
-	if err := h.merge(fixture(t, bondShow), fixture(t, lacpShow), fixture(t, "lacp-show-stats.txt")); err != nil {
 		t.Fatal(err)
 	}
 	return h
