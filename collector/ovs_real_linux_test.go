@@ -146,4 +146,3 @@ func sysID(t *testing.T, text string) string {
 	t.Fatalf("no sys_id in lacp/show:\n%s", text)
 	return ""
 }
-
