@@ -35,6 +35,7 @@ type DemoSource struct {
 	last    time.Time
 	kernel  bonding.KernelVersion
 	bonds   []*simBond
+	ovs     *demoOVS // the Open vSwitch bond beside the kernel's (demo_ovs.go)
 	elapsed time.Duration // simulated time since start, as of the last Read
 }
 
@@ -92,6 +93,7 @@ func NewDemoSource(clock func() time.Time) *DemoSource {
 	now := clock()
 	d := &DemoSource{clock: clock, start: now, last: now, kernel: bonding.KernelVersion{Major: 6, Minor: 12}}
 	d.bonds = []*simBond{demoLACPBond(), demoActiveBackupBond()}
+	d.ovs = newDemoOVS()
 	return d
 }
 
@@ -234,8 +236,10 @@ func (d *DemoSource) Read() (Reading, error) {
 			recordLoads(sb)
 		}
 		sb.fillCounters(&b)
+		b.Kind = bonding.KindLinux
 		r.Bonds = append(r.Bonds, b)
 	}
+	r.Bonds = append(r.Bonds, d.ovs.read(dt, d.elapsed%demoScriptPeriod))
 	return r, nil
 }
 

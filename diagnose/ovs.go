@@ -72,14 +72,14 @@ func (v *view) ovsBuckets() []Finding {
 	if share < 0.5 {
 		return nil
 	}
-	what := "one flow (the L3/L4 headers hash to it)"
+	what, hashes := "one flow", "balance-tcp hashes the L3/L4 headers, so a bucket this heavy is one conversation"
 	if v.mode() == bonding.OVSBalanceSLB {
-		what = "one source MAC and VLAN"
+		what, hashes = "one MAC", "balance-slb hashes the source MAC and VLAN, so a bucket this heavy is one sender"
 	}
 	return []Finding{{ID: IDOVSBucketDominant, Severity: Warning, Slaves: []string{topMember},
 		Message: fmt.Sprintf("bucket %d carries %s of the bond on %s: %s, which rebalancing cannot split", topHash, pct(share), topMember, what),
-		Detail: "OVS balances by moving whole hash buckets between members every bond-rebalance-interval. A bucket this heavy is one conversation; " +
-			"it stays on one member whatever OVS does, so that member's speed caps it. Spread the load over more flows (parallel streams, more clients), " +
+		Detail: "OVS balances by moving whole hash buckets between members every bond-rebalance-interval; " + hashes +
+			": it stays on one member whatever OVS does, so that member's speed caps it. Spread the load over more flows (parallel streams, more clients), " +
 			"or for balance-slb behind one MAC consider balance-tcp with LACP. `ovs-appctl bond/show` lists the buckets."}}
 }
 
