@@ -35,7 +35,7 @@ type DemoSource struct {
 	last    time.Time
 	kernel  bonding.KernelVersion
 	bonds   []*simBond
-	ovs     *demoOVS // the Open vSwitch bond beside the kernel's (demo_ovs.go)
+	ovs     *demoOVS      // the Open vSwitch bond beside the kernel's (demo_ovs.go)
 	elapsed time.Duration // simulated time since start, as of the last Read
 }
 
