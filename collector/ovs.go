@@ -68,13 +68,7 @@ func (o *ovsBonds) add(r Reading, kernelErr error) (Reading, error) {
 		}
 		for i := range host.Bonds {
 			b := FromOVS(&host.Bonds[i])
-			for j := range b.Slaves {
-				m := &host.Bonds[i].Members[j]
-				if err := o.links.read(m.Name, m.IfIndex, &b.Slaves[j]); err != nil {
-					r.Warnings = append(r.Warnings, fmt.Sprintf("open vswitch: %s member %s: %v", b.Name, m.Name, err))
-				}
-			}
-			sumMemberCounters(&b)
+			r.Warnings = append(r.Warnings, readMembers(o.links, &host.Bonds[i], &b)...)
 			r.Bonds = append(r.Bonds, b)
 		}
 	}
@@ -194,4 +188,43 @@ func sumMemberCounters(b *bonding.Bond) {
 		}
 	}
 	b.Counters = sum
+}
+
+// readMembers gives each member of b (from ob) its kernel link's counters,
+// or where there is no kernel link (a DPDK port) OVSDB's statistics
+// (refreshed every 5 s), then the bond the sum of its members'. It
+// returns a warning for each member with neither.
+func readMembers(links memberLinks, ob *ovs.Bond, b *bonding.Bond) []string {
+	var warnings []string
+	for j := range b.Slaves {
+		m := &ob.Members[j]
+		if err := links.read(m.Name, m.IfIndex, &b.Slaves[j]); err != nil {
+			if !ovsdbCounters(m.Statistics, &b.Slaves[j].Counters) {
+				warnings = append(warnings, fmt.Sprintf("open vswitch: %s member %s: %v", b.Name, m.Name, err))
+			}
+		}
+	}
+	sumMemberCounters(b)
+	return warnings
+}
+
+// ovsdbCounterKeys maps Interface.statistics keys to our counters.
+var ovsdbCounterKeys = map[string]bonding.Counter{
+	"rx_bytes": bonding.RxBytes, "tx_bytes": bonding.TxBytes,
+	"rx_packets": bonding.RxPackets, "tx_packets": bonding.TxPackets,
+	"rx_errors": bonding.RxErrors, "tx_errors": bonding.TxErrors,
+	"rx_dropped": bonding.RxDropped, "tx_dropped": bonding.TxDropped,
+}
+
+// ovsdbCounters fills cs from OVSDB's statistics of an interface; false
+// when OVSDB has none (ovs-vswitchd has not filled the column yet).
+func ovsdbCounters(stats map[string]int64, cs *bonding.Counters) bool {
+	found := false
+	for k, c := range ovsdbCounterKeys {
+		if v, ok := stats[k]; ok && v >= 0 {
+			cs.Set(c, uint64(v))
+			found = true
+		}
+	}
+	return found
 }
