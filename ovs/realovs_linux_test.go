@@ -288,3 +288,16 @@ func captureFixtures(t *testing.T, o *ovslab.RealOVS, c *Client, dir string) {
 		write(strings.ReplaceAll(cmd, "/", "-")+".txt", []byte(text))
 	}
 }
+
+// BenchmarkRealRead is one Client.Read against the real OVS: the OVSDB
+// transaction and the three unixctl commands on open connections.
+func BenchmarkRealRead(b *testing.B) {
+	o := ovslab.Start(b)
+	c := NewClient(o.RunDir)
+	defer c.Close()
+	readHost(b, c)
+	b.ReportAllocs()
+	for b.Loop() {
+		readHost(b, c)
+	}
+}
