@@ -14,7 +14,8 @@ import (
 
 // maxMessage bounds one JSON-RPC message. A bond/show of a switch with many
 // bonds is tens of kB; an OVSDB dump of a large switch a few MB.
-const maxMessage = 64 << 20
+// A variable so that tests can lower it.
+var maxMessage = 64 << 20
 
 // message is one JSON-RPC 1.0 message as both OVSDB (RFC 7047 section 4)
 // and ovs-vswitchd's unixctl server send them: a request (method, params,
@@ -36,16 +37,39 @@ func isNull(raw json.RawMessage) bool {
 // decoder reads the concatenated JSON objects of a JSON-RPC stream (neither
 // side frames messages; each is one JSON value).
 type decoder struct {
-	dec *json.Decoder
+	dec    *json.Decoder
+	budget *budgetReader
+}
+
+// budgetReader lets at most left bytes through, then fails: next refills
+// it before each message, so one endless or huge value cannot make the
+// json.Decoder buffer without bound.
+type budgetReader struct {
+	r    io.Reader
+	left int64
+}
+
+func (b *budgetReader) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		return 0, fmt.Errorf("json-rpc: a message is over the %d-byte limit", maxMessage)
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.r.Read(p)
+	b.left -= int64(n)
+	return n, err
 }
 
 func newDecoder(r io.Reader) *decoder {
-	return &decoder{dec: json.NewDecoder(io.LimitReader(r, maxMessage*64))}
+	b := &budgetReader{r: r}
+	return &decoder{dec: json.NewDecoder(b), budget: b}
 }
 
 // next reads one message. A value that is not a JSON object, or an object
 // that is neither request nor response, is an error.
 func (d *decoder) next() (*message, error) {
+	d.budget.left = int64(maxMessage)
 	var raw json.RawMessage
 	if err := d.dec.Decode(&raw); err != nil {
 		if errors.Is(err, io.EOF) {

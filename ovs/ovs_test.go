@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -232,4 +233,35 @@ func TestClientErrors(t *testing.T) {
 	if _, err := c.ControlSocket(); err == nil || !strings.Contains(err.Error(), "not a process id") {
 		t.Errorf("bad pidfile: %v", err)
 	}
+}
+
+func TestDecoderBudget(t *testing.T) {
+	defer func(m int) { maxMessage = m }(maxMessage)
+	maxMessage = 1 << 20
+	// A value that never ends stops at the limit instead of filling memory.
+	huge := io.MultiReader(strings.NewReader(`{"result":"`), &endless{})
+	d := newDecoder(huge)
+	if _, err := d.next(); err == nil || !strings.Contains(err.Error(), "limit") {
+		t.Fatalf("endless message: %v", err)
+	}
+	// Messages below the limit keep flowing, each with a fresh budget.
+	var stream strings.Builder
+	for range 3 {
+		stream.WriteString(`{"result":"` + strings.Repeat("x", 1000) + `","id":1}`)
+	}
+	d = newDecoder(strings.NewReader(stream.String()))
+	for i := range 3 {
+		if _, err := d.next(); err != nil {
+			t.Fatalf("message %d: %v", i, err)
+		}
+	}
+}
+
+type endless struct{}
+
+func (endless) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = 'x'
+	}
+	return len(p), nil
 }
