@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/gdamore/tcell/v2"
 )
 
 // The demo's Open vSwitch bond. 40 s in both members are up and bucket 37
@@ -23,8 +25,17 @@ func TestGoldenDemoOVS(t *testing.T) {
 		s.press("d")
 		s.goldenPanel(fmt.Sprintf("demo-ovs-diagnosis-%dx%d", size[0], size[1]))
 	}
-	h, _ = demoHost(t, 15)
+	// The details of ens3f1, the member that has bucket 37.
 	s := newSim(t, h, 160, 48, false)
+	s.press("3")
+	s.key(tcell.KeyDown, 0)
+	s.key(tcell.KeyEnter, 0)
+	if text := s.text(); !strings.Contains(text, "37: ") || !strings.Contains(text, "current attached") {
+		t.Fatalf("details of ens3f1 lack the buckets or LACP status:\n%s", text)
+	}
+	s.goldenPanel("demo-ovs-details-160x48")
+	h, _ = demoHost(t, 15)
+	s = newSim(t, h, 160, 48, false)
 	s.press("3")
 	s.press("d")
 	s.goldenPanel("demo-ovs-lacp-partial-160x48")

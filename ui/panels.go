@@ -484,6 +484,7 @@ func (d *dashboard) renderDetails(_, _ int) []line {
 			port("partner", nil)
 		}
 	}
+	out = append(out, ovsMemberDetails(&s.Slave, th)...)
 	if b != nil {
 		var mine []finding
 		for _, f := range findings(b) {
