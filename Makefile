@@ -6,6 +6,7 @@
 #   make lab-deps    qemu + Debian's kernel into .cache/lab (needs root/apt)
 #   make test-lab    the real-kernel suite (boots a VM with the bonding driver)
 #   make lab-fixtures  capture fixture trees from the lab into testdata/lab
+#   make ovs-fixtures  capture OVSDB and unixctl replies of a private, real OVS into ovs/testdata
 #   make fuzz        every parser's fuzz target, FUZZTIME each (default 60s)
 #   make bench       the benchmarks quoted in the README
 
@@ -15,7 +16,7 @@ GOBIN       := $(shell $(GO) env GOPATH)/bin
 VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
 FUZZTIME    ?= 60s
 
-.PHONY: build test deps tools lint unit lab-deps test-lab lab-fixtures fuzz bench clean
+.PHONY: build test deps tools lint unit lab-deps test-lab lab-fixtures ovs-fixtures fuzz bench clean
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o bin/bondtop ./cmd/bondtop
@@ -47,6 +48,10 @@ test-lab:
 
 lab-fixtures: lab-deps
 	$(GO) test -count=1 -v -timeout 20m -run TestLab ./lab/ -args -fixtures $(CURDIR)/testdata/lab
+
+# Needs root and openvswitch-switch (scripts/test-deps.sh); review the diff.
+ovs-fixtures:
+	$(GO) test -count=1 -run TestRealOVS ./ovs/ -args -ovs-fixtures $(CURDIR)/ovs/testdata
 
 # Every fuzz target, FUZZTIME each, one after the other.
 FUZZ_TARGETS := bonding:FuzzParseProc bonding:FuzzParseNetDev bonding:FuzzReadSysfs \

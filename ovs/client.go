@@ -232,6 +232,11 @@ func (c *Client) Read(ctx context.Context) (*Host, error) {
 	var texts [3]string
 	for i, cmd := range []string{"bond/show", "lacp/show", "lacp/show-stats"} {
 		texts[i], err = c.appctl(ctx, cmd)
+		var rpcErr *RPCError
+		if err != nil && cmd == "lacp/show-stats" && errors.As(err, &rpcErr) {
+			texts[i] = "" // older releases have no lacp/show-stats
+			continue
+		}
 		if err != nil {
 			h.VswitchdErr = err
 			return h, nil

@@ -265,3 +265,70 @@ func (endless) Read(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+// TestReadOldVswitchd serves a release without lacp/show-stats: the bonds
+// still get bond/show's and lacp/show's state.
+func TestReadOldVswitchd(t *testing.T) {
+	dir := t.TempDir()
+	serve := func(path string, reply func(method string) string) {
+		l, err := net.Listen("unix", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { l.Close() })
+		go func() {
+			for {
+				c, err := l.Accept()
+				if err != nil {
+					return
+				}
+				go func() {
+					defer c.Close()
+					dec := json.NewDecoder(c)
+					for {
+						var req struct {
+							Method string          `json:"method"`
+							ID     json.RawMessage `json:"id"`
+						}
+						if dec.Decode(&req) != nil {
+							return
+						}
+						if _, err := c.Write([]byte(strings.ReplaceAll(reply(req.Method), `"ID"`, string(req.ID)))); err != nil {
+							return
+						}
+					}
+				}()
+			}
+		}()
+	}
+	text := func(s string) string { b, _ := json.Marshal(s); return `{"result":` + string(b) + `,"error":null,"id":"ID"}` }
+	serve(filepath.Join(dir, "db.sock"), func(string) string {
+		return `{"result":` + strings.TrimSpace(fixture(t, "transact.json")) + `,"error":null,"id":"ID"}`
+	})
+	os.WriteFile(filepath.Join(dir, "ovs-vswitchd.pid"), []byte("4242\n"), 0o644)
+	serve(filepath.Join(dir, "ovs-vswitchd.4242.ctl"), func(method string) string {
+		switch method {
+		case "bond/show":
+			return text(fixture(t, "bond-show.txt"))
+		case "lacp/show":
+			return text(fixture(t, "lacp-show.txt"))
+		}
+		return `{"result":null,"error":"\"` + method + `\" is not a valid command","id":"ID"}`
+	})
+	c := NewClient(dir)
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	h, err := c.Read(ctx)
+	if err != nil || h.VswitchdErr != nil {
+		t.Fatalf("read: %v / %v", err, h.VswitchdErr)
+	}
+	a := h.Bond("bond-a")
+	if a.LACPStatus != "negotiated" || a.Members[0].LACP == nil || a.Members[0].LACPStats != nil || !a.Members[0].Known {
+		t.Errorf("bond-a from an old ovs-vswitchd: %+v", a)
+	}
+	// A second read reuses both connections.
+	if _, err := c.Read(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
