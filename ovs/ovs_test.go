@@ -14,9 +14,10 @@ import (
 )
 
 // The fixtures in testdata are the replies of the real OVS that
-// TestRealOVS starts (captured with -ovs-fixtures): four bonds, bond-a and
-// bond-b balance-tcp with LACP across three veth pairs, ab-c and ab-d
-// active-backup; the -down files after a1 and c0 went down.
+// TestRealOVS starts (captured with make ovs-fixtures): six bonds, bond-a
+// and bond-b balance-tcp with LACP across three veth pairs, ab-c and ab-d
+// active-backup, slb-e and slb-f balance-slb; the -down files after a1
+// and c0 went down.
 
 func fixture(t testing.TB, name string) string {
 	t.Helper()
@@ -47,6 +48,8 @@ func TestFixtureBonds(t *testing.T) {
 		"br-b/bond-b balance-tcp lacp=active negotiated",
 		"br-c/ab-c active-backup lacp=off off",
 		"br-d/ab-d active-backup lacp=off off",
+		"br-e/slb-e balance-slb lacp=off off",
+		"br-f/slb-f balance-slb lacp=off off",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("bonds:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

@@ -72,8 +72,8 @@ func TestRealOVS(t *testing.T) {
 				t.Errorf("%s: bridge %q, ovs-vsctl port-to-br says %q", b.Name, b.Bridge, br)
 			}
 		}
-		if len(h.Bonds) != 4 {
-			t.Errorf("read %d bonds %v, want 4", len(h.Bonds), names)
+		if len(h.Bonds) != 6 {
+			t.Errorf("read %d bonds %v, want 6", len(h.Bonds), names)
 		}
 		a := h.Bond("bond-a")
 		if a.LACP != "active" || a.LACPTime != "fast" || a.RebalanceMs != 1000 {

@@ -40,7 +40,8 @@ func run(t testing.TB, env []string, name string, args ...string) string {
 // RealOVS is one private Open vSwitch: two bridges br-a and br-b joined by
 // three veth pairs a0..a2 <-> b0..b2 bonded as bond-a and bond-b
 // (balance-tcp, LACP active, fast), two more bridges br-c and br-d joined
-// by c0,c1 <-> d0,d1 bonded active-backup as ab-c and ab-d, and one host
+// by c0,c1 <-> d0,d1 bonded active-backup as ab-c and ab-d, br-e and br-f
+// joined by e0,e1 <-> f0,f1 bonded balance-slb as slb-e and slb-f, and one host
 // port on each of br-a (h0, its far end h0p) and br-b (h1, far end h1p).
 type RealOVS struct {
 	t      testing.TB
@@ -82,7 +83,7 @@ func Start(t testing.TB) *RealOVS {
 	ipn := func(args ...string) { run(t, nil, "ip", append([]string{"-n", o.NS}, args...)...) }
 	// No IPv6 chatter: counters move only with LACP and our frames.
 	run(t, nil, "ip", "netns", "exec", o.NS, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1")
-	pairs := [][2]string{{"a0", "b0"}, {"a1", "b1"}, {"a2", "b2"}, {"c0", "d0"}, {"c1", "d1"}, {"h0", "h0p"}, {"h1", "h1p"}}
+	pairs := [][2]string{{"a0", "b0"}, {"a1", "b1"}, {"a2", "b2"}, {"c0", "d0"}, {"c1", "d1"}, {"e0", "f0"}, {"e1", "f1"}, {"h0", "h0p"}, {"h1", "h1p"}}
 	for _, p := range pairs {
 		ipn("link", "add", p[0], "type", "veth", "peer", "name", p[1])
 		ipn("link", "set", p[0], "up")
@@ -99,7 +100,7 @@ func Start(t testing.TB) *RealOVS {
 	o.daemon("ip", "netns", "exec", o.NS, "ovs-vswitchd", "unix:"+filepath.Join(o.RunDir, "db.sock"),
 		"--pidfile="+filepath.Join(o.RunDir, "ovs-vswitchd.pid"), "--log-file="+filepath.Join(o.RunDir, "ovs-vswitchd.log"))
 	o.waitFile(filepath.Join(o.RunDir, "ovs-vswitchd.pid"))
-	for _, br := range []string{"br-a", "br-b", "br-c", "br-d"} {
+	for _, br := range []string{"br-a", "br-b", "br-c", "br-d", "br-e", "br-f"} {
 		o.Vsctl("add-br", br, "--", "set", "bridge", br, "datapath_type=netdev")
 	}
 	o.Vsctl("add-bond", "br-a", "bond-a", "a0", "a1", "a2", "bond_mode=balance-tcp", "lacp=active",
@@ -108,6 +109,8 @@ func Start(t testing.TB) *RealOVS {
 		"other_config:lacp-time=fast", "other_config:bond-rebalance-interval=0")
 	o.Vsctl("add-bond", "br-c", "ab-c", "c0", "c1", "bond_mode=active-backup", "bond_updelay=100", "bond_downdelay=50")
 	o.Vsctl("add-bond", "br-d", "ab-d", "d0", "d1", "bond_mode=active-backup")
+	o.Vsctl("add-bond", "br-e", "slb-e", "e0", "e1", "bond_mode=balance-slb")
+	o.Vsctl("add-bond", "br-f", "slb-f", "f0", "f1", "bond_mode=balance-slb")
 	o.Vsctl("add-port", "br-a", "h0")
 	o.Vsctl("add-port", "br-b", "h1")
 	deadline := time.Now().Add(20 * time.Second)
