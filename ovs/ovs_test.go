@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -273,7 +274,7 @@ func (endless) Read(p []byte) (int, error) {
 // still get bond/show's and lacp/show's state.
 func TestReadOldVswitchd(t *testing.T) {
 	dir := t.TempDir()
-	serve := func(path string, reply func(method string) string) {
+	serve := func(path string, reply func(method string, params json.RawMessage) string) {
 		l, err := net.Listen("unix", path)
 		if err != nil {
 			t.Fatal(err)
@@ -291,12 +292,13 @@ func TestReadOldVswitchd(t *testing.T) {
 					for {
 						var req struct {
 							Method string          `json:"method"`
+							Params json.RawMessage `json:"params"`
 							ID     json.RawMessage `json:"id"`
 						}
 						if dec.Decode(&req) != nil {
 							return
 						}
-						if _, err := c.Write([]byte(strings.ReplaceAll(reply(req.Method), `"ID"`, string(req.ID)))); err != nil {
+						if _, err := c.Write([]byte(strings.ReplaceAll(reply(req.Method, req.Params), `"ID"`, string(req.ID)))); err != nil {
 							return
 						}
 					}
@@ -304,12 +306,15 @@ func TestReadOldVswitchd(t *testing.T) {
 			}
 		}()
 	}
-	text := func(s string) string { b, _ := json.Marshal(s); return `{"result":` + string(b) + `,"error":null,"id":"ID"}` }
-	serve(filepath.Join(dir, "db.sock"), func(string) string {
-		return `{"result":` + strings.TrimSpace(fixture(t, "transact.json")) + `,"error":null,"id":"ID"}`
+	text := func(s string) string {
+		b, _ := json.Marshal(s)
+		return `{"result":` + string(b) + `,"error":null,"id":"ID"}`
+	}
+	serve(filepath.Join(dir, "db.sock"), func(_ string, params json.RawMessage) string {
+		return `{"result":` + fakeTransact(t, params) + `,"error":null,"id":"ID"}`
 	})
 	os.WriteFile(filepath.Join(dir, "ovs-vswitchd.pid"), []byte("4242\n"), 0o644)
-	serve(filepath.Join(dir, "ovs-vswitchd.4242.ctl"), func(method string) string {
+	serve(filepath.Join(dir, "ovs-vswitchd.4242.ctl"), func(method string, _ json.RawMessage) string {
 		switch method {
 		case "bond/show":
 			return text(fixture(t, "bond-show.txt"))
@@ -334,4 +339,47 @@ func TestReadOldVswitchd(t *testing.T) {
 	if _, err := c.Read(ctx); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// fakeTransact answers a transact request from the captured tables: each
+// select gets the rows of its table, filtered by a `_uuid ==` condition.
+func fakeTransact(t *testing.T, params json.RawMessage) string {
+	var captured []struct {
+		Rows []map[string]json.RawMessage `json:"rows"`
+	}
+	if err := json.Unmarshal([]byte(fixture(t, "transact.json")), &captured); err != nil {
+		panic(err)
+	}
+	tables := map[string][]map[string]json.RawMessage{"Bridge": captured[0].Rows, "Port": captured[1].Rows, "Interface": captured[2].Rows}
+	var req []json.RawMessage
+	if err := json.Unmarshal(params, &req); err != nil || len(req) < 2 {
+		panic("bad transact params")
+	}
+	var out []any
+	for _, raw := range req[1:] {
+		var op struct {
+			Table string  `json:"table"`
+			Where [][]any `json:"where"`
+		}
+		if err := json.Unmarshal(raw, &op); err != nil {
+			panic(err)
+		}
+		rows := []map[string]json.RawMessage{}
+		for _, row := range tables[op.Table] {
+			keep := true
+			for _, cond := range op.Where {
+				want, _ := json.Marshal(cond[2])
+				var got, w any
+				_ = json.Unmarshal(row["_uuid"], &got)
+				_ = json.Unmarshal(want, &w)
+				keep = keep && cond[0] == "_uuid" && fmt.Sprint(got) == fmt.Sprint(w)
+			}
+			if keep {
+				rows = append(rows, row)
+			}
+		}
+		out = append(out, map[string]any{"rows": rows})
+	}
+	b, _ := json.Marshal(out)
+	return string(b)
 }

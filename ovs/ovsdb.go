@@ -70,30 +70,90 @@ func selectOp(table string, columns []string) map[string]any {
 	return map[string]any{"op": "select", "table": table, "where": []any{}, "columns": columns}
 }
 
-// readDB asks ovsdb-server for the Bridge, Port and Interface rows in one
-// transaction, so the three are consistent with each other.
+// readDB asks ovsdb-server for the Bridge and Port rows in one
+// transaction, then for the Interface rows of the bonds' members only: on
+// a hypervisor the Interface table holds a row with statistics for every
+// VM's tap, which a bond reader has no use for.
 func readDB(ctx context.Context, c *rpcConn) (*DB, error) {
 	res, err := c.call(ctx, "transact", []any{"Open_vSwitch",
 		selectOp("Bridge", bridgeColumns),
-		selectOp("Port", portColumns),
-		selectOp("Interface", interfaceColumns)})
+		selectOp("Port", portColumns)})
 	if err != nil {
 		return nil, err
 	}
-	return decodeTransact(res)
+	tables, err := decodeOps(res, 2)
+	if err != nil {
+		return nil, err
+	}
+	db := &DB{}
+	if err := db.addBridges(tables[0]); err != nil {
+		return nil, err
+	}
+	if err := db.addPorts(tables[1]); err != nil {
+		return nil, err
+	}
+	ops := []any{"Open_vSwitch"}
+	for _, p := range db.Ports {
+		if len(p.Interfaces) < 2 {
+			continue
+		}
+		for _, u := range p.Interfaces {
+			op := selectOp("Interface", interfaceColumns)
+			op["where"] = []any{[]any{"_uuid", "==", []any{"uuid", u}}}
+			ops = append(ops, op)
+		}
+	}
+	if len(ops) == 1 {
+		return db, nil // no bonds: nothing more to ask
+	}
+	res, err = c.call(ctx, "transact", ops)
+	if err != nil {
+		return nil, err
+	}
+	if tables, err = decodeOps(res, len(ops)-1); err != nil {
+		return nil, err
+	}
+	for _, rows := range tables {
+		if err := db.addInterfaces(rows); err != nil {
+			return nil, err
+		}
+	}
+	return db, nil
 }
 
-// decodeTransact decodes the result of readDB's transaction: an array of
-// three {"rows": [...]} objects, or an operation's {"error": ...}.
+// decodeTransact decodes the result of one transaction that selects the
+// Bridge, Port and Interface tables, in that order: the form the fixtures
+// are captured in (captureFixtures), and what HostFromReplies reads.
 func decodeTransact(res json.RawMessage) (*DB, error) {
+	tables, err := decodeOps(res, 3)
+	if err != nil {
+		return nil, err
+	}
+	db := &DB{}
+	if err := db.addBridges(tables[0]); err != nil {
+		return nil, err
+	}
+	if err := db.addPorts(tables[1]); err != nil {
+		return nil, err
+	}
+	if err := db.addInterfaces(tables[2]); err != nil {
+		return nil, err
+	}
+	return db, nil
+}
+
+// decodeOps splits a transact result into the rows of its first n
+// operations: an array of {"rows": [...]} objects, or an operation's
+// {"error": ...}.
+func decodeOps(res json.RawMessage, n int) ([][]map[string]json.RawMessage, error) {
 	var ops []json.RawMessage
 	if err := json.Unmarshal(res, &ops); err != nil {
 		return nil, fmt.Errorf("ovsdb transact: result is not an array: %w", err)
 	}
-	if len(ops) < 3 {
-		return nil, fmt.Errorf("ovsdb transact: %d results for 3 operations", len(ops))
+	if len(ops) < n {
+		return nil, fmt.Errorf("ovsdb transact: %d results for %d operations", len(ops), n)
 	}
-	var tables [3][]map[string]json.RawMessage
+	tables := make([][]map[string]json.RawMessage, n)
 	for i := range tables {
 		var r struct {
 			Rows    []map[string]json.RawMessage `json:"rows"`
@@ -108,8 +168,11 @@ func decodeTransact(res json.RawMessage) (*DB, error) {
 		}
 		tables[i] = r.Rows
 	}
-	db := &DB{}
-	for _, row := range tables[0] {
+	return tables, nil
+}
+
+func (db *DB) addBridges(rows []map[string]json.RawMessage) error {
+	for _, row := range rows {
 		b := BridgeRow{}
 		d := rowDecoder{row: row}
 		b.UUID = d.uuid("_uuid")
@@ -117,11 +180,16 @@ func decodeTransact(res json.RawMessage) (*DB, error) {
 		b.Ports = d.uuids("ports")
 		b.DatapathType = d.str("datapath_type")
 		if d.err != nil {
-			return nil, fmt.Errorf("ovsdb Bridge row %q: %w", b.Name, d.err)
+			return fmt.Errorf("ovsdb Bridge row %q: %w", b.Name, d.err)
 		}
 		db.Bridges = append(db.Bridges, b)
 	}
-	for _, row := range tables[1] {
+	sort.Slice(db.Bridges, func(i, j int) bool { return db.Bridges[i].Name < db.Bridges[j].Name })
+	return nil
+}
+
+func (db *DB) addPorts(rows []map[string]json.RawMessage) error {
+	for _, row := range rows {
 		p := PortRow{}
 		d := rowDecoder{row: row}
 		p.UUID = d.uuid("_uuid")
@@ -134,11 +202,15 @@ func decodeTransact(res json.RawMessage) (*DB, error) {
 		p.BondActiveMAC = d.str("bond_active_slave")
 		p.OtherConfig = d.strMap("other_config")
 		if d.err != nil {
-			return nil, fmt.Errorf("ovsdb Port row %q: %w", p.Name, d.err)
+			return fmt.Errorf("ovsdb Port row %q: %w", p.Name, d.err)
 		}
 		db.Ports = append(db.Ports, p)
 	}
-	for _, row := range tables[2] {
+	return nil
+}
+
+func (db *DB) addInterfaces(rows []map[string]json.RawMessage) error {
+	for _, row := range rows {
 		f := InterfaceRow{}
 		d := rowDecoder{row: row}
 		f.UUID = d.uuid("_uuid")
@@ -153,12 +225,11 @@ func decodeTransact(res json.RawMessage) (*DB, error) {
 		f.MACInUse = d.str("mac_in_use")
 		f.Statistics = d.intMap("statistics")
 		if d.err != nil {
-			return nil, fmt.Errorf("ovsdb Interface row %q: %w", f.Name, d.err)
+			return fmt.Errorf("ovsdb Interface row %q: %w", f.Name, d.err)
 		}
 		db.Interfaces = append(db.Interfaces, f)
 	}
-	sort.Slice(db.Bridges, func(i, j int) bool { return db.Bridges[i].Name < db.Bridges[j].Name })
-	return db, nil
+	return nil
 }
 
 // rowDecoder reads the columns of one row, keeping the first error. OVSDB
