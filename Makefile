@@ -6,6 +6,7 @@
 #   make lab-deps    qemu, tc, bpftool + Debian's 6.1 and 6.12 kernels into .cache/lab (needs root/apt)
 #   make test-lab    the real-kernel suite, once on each kernel (TestLab/kernel-6.1, TestLab/kernel-6.12)
 #   make lab-fixtures  capture fixture trees from the lab (kernel $(LAB_FIXTURES_KERNEL)) into testdata/lab
+#   make ovs-fixtures  capture OVSDB and unixctl replies of a private, real OVS into ovs/testdata
 #   make fuzz        every parser's fuzz target, FUZZTIME each (default 60s)
 #   make bench       the benchmarks quoted in the README
 #   make generate    the flow meter's eBPF objects from C (needs clang, llvm)
@@ -21,7 +22,7 @@ FUZZTIME    ?= 60s
 # The kernel whose trees testdata/lab holds (their golden files were reviewed on it).
 LAB_FIXTURES_KERNEL ?= 6.1
 
-.PHONY: build test deps tools lint unit lab-deps test-lab lab-fixtures fuzz bench clean generate measure check-generate
+.PHONY: build test deps tools lint unit lab-deps test-lab lab-fixtures ovs-fixtures fuzz bench clean generate measure check-generate
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o bin/bondtop ./cmd/bondtop
@@ -56,6 +57,10 @@ test-lab:
 lab-fixtures: lab-deps
 	BONDTOP_LAB_KERNEL=$(LAB_FIXTURES_KERNEL) $(GO) test -count=1 -v -timeout 20m -run TestLab ./lab/ -args -fixtures $(CURDIR)/testdata/lab
 
+# Needs root and openvswitch-switch (scripts/test-deps.sh); review the diff.
+ovs-fixtures:
+	$(GO) test -count=1 -run TestRealOVS ./ovs/ -args -ovs-fixtures $(CURDIR)/ovs/testdata
+
 # Every fuzz target, FUZZTIME each, one after the other.
 FUZZ_TARGETS := bonding:FuzzParseProc bonding:FuzzParseNetDev bonding:FuzzReadSysfs \
 	bonding:FuzzNetlinkMessage bonding:FuzzHash record:FuzzReadFrom load:FuzzControlMessage \
@@ -64,7 +69,8 @@ FUZZ_TARGETS := bonding:FuzzParseProc bonding:FuzzParseNetDev bonding:FuzzReadSy
 	internal/printable:FuzzString \
 	drill:FuzzPeerNotification \
 	collector/flowmeter:FuzzParseFrame \
-	collector/neighbors:FuzzDecode bonding:FuzzParseXstats collector/neighbors:FuzzDecodeLACPDU
+	collector/neighbors:FuzzDecode bonding:FuzzParseXstats collector/neighbors:FuzzDecodeLACPDU \
+	ovs:FuzzDecodeMessage ovs:FuzzParseBondShow ovs:FuzzParseLACPShow
 
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \

@@ -10,6 +10,13 @@ import (
 // CAP_NET_ADMIN, an unreadable file).
 type Bond struct {
 	Name string `json:"name"`
+	// Kind is KindLinux or KindOVS; empty means a Linux bond (readers
+	// that predate Open vSwitch support, --root trees, old recordings).
+	Kind string `json:"kind,omitempty"`
+	// Bridge is the Open vSwitch bridge of an OVS bond, nil otherwise.
+	Bridge *string `json:"bridge,omitempty"`
+	// OVS holds what only Open vSwitch has (ovs.go); nil for Linux bonds.
+	OVS *OVSBond `json:"ovs,omitempty"`
 	// Mode is the kernel's own word: balance-rr, active-backup,
 	// balance-xor, broadcast, 802.3ad, balance-tlb, balance-alb.
 	Mode           *string `json:"mode"`
@@ -82,7 +89,9 @@ type Slave struct {
 	PartnerChurnedCount *int         `json:"partner_churned_count"`
 	Actor               *ActorPort   `json:"actor"`
 	Partner             *PartnerPort `json:"partner"`
-	Counters            Counters     `json:"-"`
+	// OVS holds what only Open vSwitch has of a member; nil for Linux.
+	OVS      *OVSMember `json:"ovs,omitempty"`
+	Counters Counters   `json:"-"`
 }
 
 // Port is one end of a slave's LACP conversation: our actor, or the partner
@@ -227,8 +236,11 @@ func (b *Bond) Slave(name string) *Slave {
 	return nil
 }
 
-// Is8023AD reports whether the bond runs 802.3ad (LACP).
-func (b *Bond) Is8023AD() bool { return b.Mode != nil && *b.Mode == Mode8023AD }
+// Is8023AD reports whether the bond runs 802.3ad (LACP): a Linux bond in
+// mode 802.3ad, or an Open vSwitch bond with LACP on.
+func (b *Bond) Is8023AD() bool {
+	return b.Mode != nil && *b.Mode == Mode8023AD || b.IsOVS() && b.LACP != nil
+}
 
 // The kernel's mode names, as sysfs and netlink spell them.
 const (

@@ -37,6 +37,7 @@ type DemoSource struct {
 	last    time.Time
 	kernel  bonding.KernelVersion
 	bonds   []*simBond
+	ovs     *demoOVS      // the Open vSwitch bond beside the kernel's (demo_ovs.go)
 	elapsed time.Duration // simulated time since start, as of the last Read
 	week    int64         // the week of Unix time the counters count from
 }
@@ -101,6 +102,7 @@ func NewDemoSource(clock func() time.Time) *DemoSource {
 	d := &DemoSource{clock: clock, start: now, last: now, kernel: demoKernel}
 	d.bonds = newDemoBonds()
 	d.resume(now)
+	d.ovs = newDemoOVS()
 	return d
 }
 
@@ -269,8 +271,10 @@ func (d *DemoSource) Read() (Reading, error) {
 			recordLoads(sb)
 		}
 		sb.fillCounters(&b, demoCounters().at(i, now))
+		b.Kind = bonding.KindLinux
 		r.Bonds = append(r.Bonds, b)
 	}
+	r.Bonds = append(r.Bonds, d.ovs.read(now))
 	return r, nil
 }
 

@@ -20,7 +20,9 @@ func demoCountersAt(t *testing.T, d *DemoSource) (map[string]bonding.Counters, m
 		counters[b.Name] = b.Counters
 		for _, s := range b.Slaves {
 			counters[s.Name] = s.Counters
-			failures[s.Name] = *s.LinkFailureCount
+			if s.LinkFailureCount != nil { // an OVS member has none
+				failures[s.Name] = *s.LinkFailureCount
+			}
 		}
 	}
 	return counters, failures

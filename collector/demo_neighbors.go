@@ -19,6 +19,9 @@ var demoNeighbors = map[string]neighbors.Neighbor{
 	"ens2f1": demoLeaf("leaf-b", "02:1c:73:aa:00:0b", "192.0.2.11", "Ethernet1/2", 9216, true, 10),
 	"eno1":   demoLeaf("access-3", "02:00:0c:33:00:03", "192.0.2.33", "Gi1/0/17", 1522, false, 30),
 	"eno2":   demoLeaf("access-3", "02:00:0c:33:00:03", "192.0.2.33", "Gi1/0/18", 1522, false, 30),
+	// ovs-bond0's members (demo_ovs.go) on a third leaf.
+	"ens3f0": demoLeaf("leaf-c", "02:1c:73:aa:00:0c", "192.0.2.12", "Ethernet1/5", 9216, true, 20),
+	"ens3f1": demoLeaf("leaf-c", "02:1c:73:aa:00:0c", "192.0.2.12", "Ethernet1/6", 9216, true, 20),
 }
 
 func demoLeaf(system, chassis, mgmt, port string, maxFrame int, lag bool, pvid int) neighbors.Neighbor {
@@ -60,9 +63,9 @@ func (d *DemoSource) Neighbor(slave string) *neighbors.Neighbor {
 		return nil
 	}
 	d.mu.Lock()
-	elapsed := d.elapsed
+	since := d.sinceWeek()
 	d.mu.Unlock()
-	n.AgeSeconds = (elapsed % (30 * time.Second)).Seconds()
+	n.AgeSeconds = (since % (30 * time.Second)).Seconds()
 	n.ManagementAddresses = append([]string(nil), n.ManagementAddresses...)
 	n.VLANs = append([]VLAN(nil), n.VLANs...)
 	return &n
@@ -89,13 +92,16 @@ func (d *DemoSource) PortCounters(slaves []string) map[string]PortCounters {
 				pc.Carrier.Up--
 			}
 			if sb.mode == bonding.Mode8023AD {
-				tx := uint64(d.elapsed / time.Second)
+				since := d.sinceWeek()
+				tx := uint64(since / time.Second)
 				rx := tx
-				if name == "ens1f1" {
-					rx = demoHeardSeconds(d.elapsed)
+				switch name {
+				case "ens1f1":
+					rx = demoHeardSeconds(since, 90*time.Second, 105*time.Second)
+				case "ens2f1":
+					rx = demoHeardSeconds(since, 120*time.Second, demoScriptPeriod)
 				}
-				const before = 86400 // a host that has been up a day
-				pc.LACPDU = &bonding.LACPDUCounters{Rx: before + rx, Tx: before + tx}
+				pc.LACPDU = &bonding.LACPDUCounters{Rx: rx, Tx: tx}
 			}
 			out[name] = pc
 		}
@@ -103,12 +109,22 @@ func (d *DemoSource) PortCounters(slaves []string) map[string]PortCounters {
 	return out
 }
 
-// demoHeardSeconds counts the seconds of t in which ens1f1's partner was
-// talking: all but 90-105 s of each script period.
-func demoHeardSeconds(t time.Duration) uint64 {
+// demoHeardSeconds counts the seconds of t (since the week began, when
+// the script starts too) in which a slave's partner was talking: all but
+// from-to of each script period, the script's partner loss (script in
+// demo.go).
+func demoHeardSeconds(t, from, to time.Duration) uint64 {
 	periods := t / demoScriptPeriod
 	phase := t % demoScriptPeriod
-	heard := periods * (demoScriptPeriod - 15*time.Second)
-	heard += min(phase, 90*time.Second) + max(0, phase-105*time.Second)
+	heard := periods * (demoScriptPeriod - (to - from))
+	heard += min(phase, from) + max(0, phase-to)
 	return uint64(heard / time.Second)
+}
+
+// sinceWeek is the time of the last Read since its week began: the
+// demo's counters count from there (demo_clock.go), so a restarted demo
+// continues them. The caller holds d.mu.
+func (d *DemoSource) sinceWeek() time.Duration {
+	_, s := weekOf(d.last)
+	return time.Duration(s * float64(time.Second))
 }

@@ -34,6 +34,10 @@ const (
 	// EventLACPSystem: the LACP system MAC the bond sends changed; the
 	// switch sees a new partner and renegotiates every port.
 	EventLACPSystem EventKind = "lacp_system_changed"
+	// EventMemberEnabled and EventMemberDisabled: Open vSwitch started or
+	// stopped sending on a bond member (bond/show's enabled/disabled).
+	EventMemberEnabled  EventKind = "member_enabled"
+	EventMemberDisabled EventKind = "member_disabled"
 )
 
 // Event is one change between two readings. Old and New hold the values
@@ -104,6 +108,13 @@ func diffSlave(at time.Time, bond string, p, c *bonding.Slave) []Event {
 			kind = EventLinkUp
 		}
 		add(kind, o, n, fmt.Sprintf("%s link %s -> %s", c.Name, o, n))
+	}
+	if p.OVS != nil && c.OVS != nil && p.OVS.Enabled != c.OVS.Enabled {
+		kind, o, n := EventMemberDisabled, "enabled", "disabled"
+		if c.OVS.Enabled {
+			kind, o, n = EventMemberEnabled, "disabled", "enabled"
+		}
+		add(kind, o, n, fmt.Sprintf("%s member %s -> %s", c.Name, o, n))
 	}
 	if o, n := str(p.State), str(c.State); o != n && o != "" && n != "" {
 		add(EventSlaveState, o, n, fmt.Sprintf("%s %s -> %s", c.Name, o, n))

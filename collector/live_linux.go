@@ -82,7 +82,8 @@ type LiveSource struct {
 	msgs       [][]byte // the dump's bond and slave messages, reused
 	watchedIdx []int
 
-	nb *neighbors.Listener // LLDP/CDP on the slaves (neighbors_linux.go)
+	nb  *neighbors.Listener // LLDP/CDP on the slaves (neighbors_linux.go)
+	ovs *ovsBonds           // Open vSwitch bonds read beside the kernel's; nil unless ReadOVS
 }
 
 // liveBond is what the live source keeps between Reads for one bond.
@@ -200,10 +201,23 @@ func (s *LiveSource) release() {
 	if s.ns.IsOpen() {
 		_ = s.ns.Close()
 	}
+	if s.ovs != nil {
+		s.ovs.close()
+	}
 }
 
-// Read implements Source.
+// Read implements Source: the kernel's bonds, and Open vSwitch's when
+// ReadOVS asked for them.
 func (s *LiveSource) Read() (Reading, error) {
+	r, err := s.readKernel()
+	if s.ovs != nil {
+		return s.ovs.add(r, err)
+	}
+	return r, err
+}
+
+// readKernel reads the bonding driver's bonds.
+func (s *LiveSource) readKernel() (Reading, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {

@@ -109,10 +109,14 @@ func newView(bw *bondWindow, snap *collector.Snapshot, b *collector.BondSample) 
 // analyze runs every check and orders the findings worst first, then by ID.
 func (v *view) analyze() []Finding {
 	out := []Finding{}
-	for _, check := range []func() []Finding{
+	checks := []func() []Finding{
 		v.imbalance, v.flowFindings, v.hashCheck, v.switchHash, v.lacp, v.links, v.counters, v.roundRobin, v.minLinks,
 		v.configFindings, v.failover, v.switchSide,
-	} {
+	}
+	if v.now.IsOVS() {
+		checks = v.ovsChecks()
+	}
+	for _, check := range checks {
 		out = append(out, check()...)
 	}
 	slices.SortStableFunc(out, func(a, b Finding) int {

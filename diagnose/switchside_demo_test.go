@@ -12,7 +12,7 @@ import (
 // access switch takes standard frames under a 9000 MTU all along, and
 // ens1f1's partner falls silent at 90 s of the script — and not before.
 func TestDemoSwitchFaults(t *testing.T) {
-	now := time.Unix(1_700_000_000, 0)
+	now := time.Unix(1_699_999_800, 0) // the script's start: a whole five minutes
 	clock := func() time.Time { return now }
 	src := collector.NewDemoSource(clock)
 	w := NewWindow(0)
@@ -41,6 +41,9 @@ func TestDemoSwitchFaults(t *testing.T) {
 			t.Fatalf("%d s: LACPDU silence names %v, want ens1f1", sec, silent)
 		}
 		for _, b := range snap.Bonds {
+			if b.IsOVS() {
+				continue // the demo scripts carrier and LACPDU counts for its Linux bonds only
+			}
 			for _, sl := range b.Slaves {
 				if sl.SwitchSide == nil || sl.Neighbor == nil || sl.Carrier == nil {
 					t.Fatalf("%d s: %s shows no switch side", sec, sl.Name)

@@ -68,3 +68,12 @@ if ! command -v lldpd >/dev/null || ! command -v lldpcli >/dev/null; then
 	apt_install lldpd
 fi
 echo "test-deps: $(lldpd -v 2>&1 | head -1)"
+
+# openvswitch-switch: the OVS source is judged against a real ovsdb-server
+# and ovs-vswitchd that the tests start themselves in a private run directory
+# (userspace datapath, no kernel module), and against ovs-vsctl/ovs-appctl.
+# The package's own service is not needed; the tests never touch it.
+if ! command -v ovs-vswitchd >/dev/null && [ ! -x /usr/sbin/ovs-vswitchd ]; then
+	apt_install openvswitch-switch
+fi
+echo "test-deps: openvswitch $(dpkg-query -W -f='${Version}' openvswitch-switch 2>/dev/null || echo present)"

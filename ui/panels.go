@@ -86,6 +86,9 @@ func (d *dashboard) renderHeader(width, height int) []line {
 
 	var mode, hash, mii, lacp, agg, roles, speed line
 	mode = line{{orDash(b.Mode), th.base}}
+	if b.IsOVS() {
+		mode = ovsHeaderMode(&b.Bond, th)
+	}
 	if b.XmitHashPolicy != nil && usesHashPolicy(deref(b.Mode)) {
 		hash = line{{"hash ", th.dim}, {*b.XmitHashPolicy, th.base}}
 	}
@@ -491,6 +494,7 @@ func (d *dashboard) renderDetails(_, _ int) []line {
 		}
 	}
 	out = append(out, switchDetails(th, b, s)...)
+	out = append(out, ovsMemberDetails(&s.Slave, th)...)
 	if b != nil {
 		var mine []finding
 		for _, f := range findings(b) {

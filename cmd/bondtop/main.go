@@ -82,6 +82,9 @@ Flags:
                          instead of eBPF at the slaves
   --no-mouse             the dashboard leaves the mouse to the terminal (by
                          default a click selects a row or panel, the wheel scrolls)
+  --ovs-rundir DIR       where ovsdb-server's db.sock and ovs-vswitchd's
+                         control socket are (default /var/run/openvswitch);
+                         Open vSwitch bonds are shown beside Linux bonds
   --version              print the version and exit
   -h, --help             this help
 
@@ -148,6 +151,7 @@ type options struct {
 	top         int
 	flowMapSize int
 	noEBPF      bool
+	ovsRunDir   string
 	interval    time.Duration
 	once        bool
 	count       int
@@ -293,6 +297,7 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.flowMapSize, "flow-map-size", flowmeter.DefaultMaxFlows, "")
 	fs.BoolVar(&o.noEBPF, "no-ebpf", false, "")
 	fs.BoolVar(&o.noMouse, "no-mouse", false, "")
+	fs.StringVar(&o.ovsRunDir, "ovs-rundir", "", "")
 
 	positional, err := parseInterleaved(fs, args)
 	if err != nil {
@@ -346,7 +351,12 @@ func openSource(o options) (collector.Source, error) {
 	if o.root != "" {
 		return collector.NewRootSource(o.root)
 	}
-	return collector.NewLiveSource()
+	live, err := collector.NewLiveSource()
+	if err != nil {
+		return nil, err
+	}
+	live.ReadOVS(o.ovsRunDir)
+	return live, nil
 }
 
 func buildVersion() string {

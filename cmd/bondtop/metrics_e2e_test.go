@@ -41,7 +41,7 @@ func TestHeadlessMetrics(t *testing.T) {
 			if perr != nil {
 				t.Fatalf("unparsable metrics: %v", perr)
 			}
-			if f := fams["bondtop_slave_transmit_bytes_total"]; f != nil && len(f.Metric) == 6 {
+			if f := fams["bondtop_slave_transmit_bytes_total"]; f != nil && len(f.Metric) == 8 { // the demo's 4 + 2 Linux slaves, 2 OVS members
 				body = f.String()
 				break
 			}

@@ -83,6 +83,8 @@ func listBonds(src collector.Source, asJSON bool, w io.Writer) error {
 	if asJSON {
 		type entry struct {
 			Name      string   `json:"name"`
+			Kind      string   `json:"kind,omitempty"`
+			Bridge    *string  `json:"bridge,omitempty"`
 			Mode      *string  `json:"mode"`
 			MIIStatus *string  `json:"mii_status"`
 			Slaves    []string `json:"slaves"`
@@ -90,7 +92,7 @@ func listBonds(src collector.Source, asJSON bool, w io.Writer) error {
 		}
 		out := []entry{}
 		for _, b := range r.Bonds {
-			e := entry{Name: b.Name, Mode: b.Mode, MIIStatus: b.MIIStatus, Slaves: []string{}}
+			e := entry{Name: b.Name, Kind: b.Kind, Bridge: b.Bridge, Mode: b.Mode, MIIStatus: b.MIIStatus, Slaves: []string{}}
 			for _, sl := range b.Slaves {
 				e.Slaves = append(e.Slaves, sl.Name)
 				if deref(sl.MIIStatus) == "up" {
@@ -118,7 +120,7 @@ func listBonds(src collector.Source, asJSON bool, w io.Writer) error {
 				up++
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d/%d\n", printable.String(b.Name), dash(b.Mode), dash(b.MIIStatus), printable.String(strings.Join(names, ",")), up, len(b.Slaves))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d/%d\n", printable.String(b.Name), listMode(&b), dash(b.MIIStatus), printable.String(strings.Join(names, ",")), up, len(b.Slaves))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -154,7 +156,7 @@ func printSnapshot(w io.Writer, snap *collector.Snapshot) error {
 }
 
 func printBond(w io.Writer, b *collector.BondSample) {
-	head := []string{b.Name, dash(b.Mode)}
+	head := []string{b.Name, listMode(&b.Bond)}
 	if b.XmitHashPolicy != nil {
 		head = append(head, *b.XmitHashPolicy)
 	}

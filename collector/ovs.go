@@ -1,0 +1,230 @@
+package collector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"time"
+
+	"github.com/bondtop/bondtop/bonding"
+	"github.com/bondtop/bondtop/ovs"
+)
+
+// ovsBonds adds the host's Open vSwitch bonds to what the live kernel
+// source read: the same bonding.Bond model, Kind "ovs", the bridge, OVS's
+// mode words, and member counters from netlink like any Linux slave's.
+// Events come from successive readings, as for Linux bonds.
+type ovsBonds struct {
+	client *ovs.Client
+	// explicit is set when the run directory was asked for (--ovs-rundir):
+	// then a missing OVS is a warning, not silence.
+	explicit bool
+	links    memberLinks
+}
+
+// ovsReadTimeout bounds one OVS read: both daemons answer in
+// milliseconds; a stuck ovs-vswitchd must not stall the sampler.
+const ovsReadTimeout = 2 * time.Second
+
+// memberLinks reads a member's kernel link (counters, operstate, MTU).
+type memberLinks interface {
+	read(name string, ifindex *int64, s *bonding.Slave) error
+}
+
+// newOVSBonds reads from rundir ("" means ovs.DefaultRunDir, where a host
+// without OVS is not worth a warning).
+func newOVSBonds(rundir string) *ovsBonds {
+	return &ovsBonds{client: ovs.NewClient(rundir), explicit: rundir != "", links: netlinkMembers{}}
+}
+
+func (o *ovsBonds) close() { o.client.Close() }
+
+// add merges the OVS bonds into the kernel's reading r (read with
+// kernelErr): Linux bonds get Kind "linux", all stay in name order. A
+// host with OVS bonds and no bonding driver is fine; with neither, the
+// kernel's error stands.
+func (o *ovsBonds) add(r Reading, kernelErr error) (Reading, error) {
+	if kernelErr != nil && !errors.Is(kernelErr, ErrNoBonding) {
+		return r, kernelErr
+	}
+	for i := range r.Bonds {
+		if r.Bonds[i].Kind == "" {
+			r.Bonds[i].Kind = bonding.KindLinux
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), ovsReadTimeout)
+	defer cancel()
+	host, err := o.client.Read(ctx)
+	switch {
+	case err != nil:
+		if o.explicit || !errors.Is(err, os.ErrNotExist) {
+			r.Warnings = append(r.Warnings, "open vswitch: "+err.Error())
+		}
+	default:
+		if host.VswitchdErr != nil {
+			r.Warnings = append(r.Warnings, "open vswitch: bond/show and lacp/show unreadable, members' state is OVSDB's: "+host.VswitchdErr.Error())
+		}
+		for i := range host.Bonds {
+			b := FromOVS(&host.Bonds[i])
+			r.Warnings = append(r.Warnings, readMembers(o.links, &host.Bonds[i], &b)...)
+			r.Bonds = append(r.Bonds, b)
+		}
+	}
+	if kernelErr != nil && len(r.Bonds) == 0 {
+		if err != nil && o.explicit {
+			return r, fmt.Errorf("%w; and %v", kernelErr, err)
+		}
+		return r, kernelErr
+	}
+	sort.SliceStable(r.Bonds, func(i, j int) bool { return r.Bonds[i].Name < r.Bonds[j].Name })
+	return r, nil
+}
+
+// FromOVS turns an OVS bond into the common model. Members keep OVS's
+// order (by name); Slave.State is "active" for a member OVS sends on
+// (for active-backup: the active member) and "backup" otherwise, as the
+// kernel says of 802.3ad slaves outside the active aggregator.
+func FromOVS(o *ovs.Bond) bonding.Bond {
+	b := bonding.Bond{Name: o.Name, Kind: bonding.KindOVS, Bridge: strPtr(o.Bridge), Mode: strPtr(o.Mode)}
+	b.OVS = &bonding.OVSBond{LACP: o.LACP, LACPStatus: o.LACPStatus, FallbackAB: o.FallbackAB, RebalanceMs: o.RebalanceMs}
+	b.UpDelayMs, b.DownDelayMs = intPtr(o.UpDelayMs), intPtr(o.DownDelayMs)
+	if o.ActiveMember != "" {
+		b.ActiveSlave = strPtr(o.ActiveMember)
+	}
+	up := false
+	attached := 0
+	var partner string
+	for i := range o.Members {
+		m := &o.Members[i]
+		sl := bonding.Slave{Name: m.Name, OVS: &bonding.OVSMember{Enabled: m.Enabled, MayEnable: m.MayEnable, OFPort: m.OFPort}}
+		if m.LinkState != "" {
+			sl.MIIStatus = strPtr(m.LinkState)
+		}
+		if m.Known {
+			state := "backup"
+			if (o.Mode == bonding.OVSActiveBackup && m.Active) || (o.Mode != bonding.OVSActiveBackup && m.Enabled) {
+				state = "active"
+			}
+			sl.State = strPtr(state)
+			up = up || m.Enabled
+		} else {
+			up = up || m.LinkState == "up"
+		}
+		if m.LinkSpeed != nil && *m.LinkSpeed > 0 {
+			sl.SpeedMbps = intPtr(int(*m.LinkSpeed / 1_000_000))
+		}
+		if m.MAC != "" {
+			sl.PermHWAddr = strPtr(m.MAC)
+		}
+		for _, bk := range m.Buckets {
+			sl.OVS.Buckets = append(sl.OVS.Buckets, bonding.OVSBucket{Hash: bk.Hash, LoadKB: bk.LoadKB})
+		}
+		if m.LACPStats != nil {
+			rx, tx := m.LACPStats.RxPDUs, m.LACPStats.TxPDUs
+			sl.OVS.LACPRxPDUs, sl.OVS.LACPTxPDUs = &rx, &tx
+		}
+		if m.LACP != nil {
+			sl.OVS.LACPStatus = m.LACP.Status
+			sl.Actor = &bonding.ActorPort{Port: lacpPort(&m.LACP.Actor)}
+			sl.Partner = &bonding.PartnerPort{Port: lacpPort(&m.LACP.Partner)}
+			if m.LACP.Attached() {
+				attached++
+				if partner == "" {
+					partner = m.LACP.Partner.SysID
+				}
+			}
+		}
+		b.Slaves = append(b.Slaves, sl)
+	}
+	mii := "down"
+	if up {
+		mii = "up"
+	}
+	b.MIIStatus = strPtr(mii)
+	if o.LACP == "active" || o.LACP == "passive" {
+		active := o.LACP == "active"
+		l := &bonding.LACP{Active: &active, Rate: strPtr(o.LACPTime), NumPorts: intPtr(attached)}
+		if o.SysID != "" {
+			l.SystemMAC, l.SystemPriority, l.ActorKey = strPtr(o.SysID), intPtr(o.SysPriority), intPtr(o.AggregationKey)
+		}
+		if partner != "" && partner != "00:00:00:00:00:00" {
+			l.PartnerMAC = strPtr(partner)
+		}
+		l.NoActiveAggregator = o.LACPStatus == "configured" && attached == 0
+		b.LACP = l
+	}
+	return b
+}
+
+func lacpPort(p *ovs.LACPPort) bonding.Port {
+	st := bonding.PortState(p.State)
+	return bonding.Port{SystemPriority: intPtr(p.SysPriority), SystemMAC: strPtr(p.SysID), Key: intPtr(p.Key),
+		PortPriority: intPtr(p.PortPriority), PortNumber: intPtr(p.PortID), PortState: &st}
+}
+
+func strPtr(s string) *string { return &s }
+func intPtr(n int) *int       { return &n }
+
+// sumMemberCounters gives an OVS bond its own counters: the sum of its
+// members'. OVS has no bond device whose counters could differ, so the
+// sum is what crossed the bond. A counter some member lacks stays absent.
+func sumMemberCounters(b *bonding.Bond) {
+	var sum bonding.Counters
+	for c := bonding.Counter(0); c < bonding.NumCounters; c++ {
+		var total uint64
+		have := len(b.Slaves) > 0
+		for i := range b.Slaves {
+			v, ok := b.Slaves[i].Counters.Get(c)
+			if !ok {
+				have = false
+				break
+			}
+			total += v
+		}
+		if have {
+			sum.Set(c, total)
+		}
+	}
+	b.Counters = sum
+}
+
+// readMembers gives each member of b (from ob) its kernel link's counters,
+// or where there is no kernel link (a DPDK port) OVSDB's statistics
+// (refreshed every 5 s), then the bond the sum of its members'. It
+// returns a warning for each member with neither.
+func readMembers(links memberLinks, ob *ovs.Bond, b *bonding.Bond) []string {
+	var warnings []string
+	for j := range b.Slaves {
+		m := &ob.Members[j]
+		if err := links.read(m.Name, m.IfIndex, &b.Slaves[j]); err != nil {
+			if !ovsdbCounters(m.Statistics, &b.Slaves[j].Counters) {
+				warnings = append(warnings, fmt.Sprintf("open vswitch: %s member %s: %v", b.Name, m.Name, err))
+			}
+		}
+	}
+	sumMemberCounters(b)
+	return warnings
+}
+
+// ovsdbCounterKeys maps Interface.statistics keys to our counters.
+var ovsdbCounterKeys = map[string]bonding.Counter{
+	"rx_bytes": bonding.RxBytes, "tx_bytes": bonding.TxBytes,
+	"rx_packets": bonding.RxPackets, "tx_packets": bonding.TxPackets,
+	"rx_errors": bonding.RxErrors, "tx_errors": bonding.TxErrors,
+	"rx_dropped": bonding.RxDropped, "tx_dropped": bonding.TxDropped,
+}
+
+// ovsdbCounters fills cs from OVSDB's statistics of an interface; false
+// when OVSDB has none (ovs-vswitchd has not filled the column yet).
+func ovsdbCounters(stats map[string]int64, cs *bonding.Counters) bool {
+	found := false
+	for k, c := range ovsdbCounterKeys {
+		if v, ok := stats[k]; ok && v >= 0 {
+			cs.Set(c, uint64(v))
+			found = true
+		}
+	}
+	return found
+}
