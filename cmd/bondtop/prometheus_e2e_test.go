@@ -11,9 +11,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/bondtop/bondtop/collector"
 )
 
 // unusedLoopbackAddr returns a loopback address nobody listens on.
@@ -31,7 +34,41 @@ func unusedLoopbackAddr(t *testing.T) string {
 // HTTP API.
 type prometheusServer struct {
 	addr string
-	log  *strings.Builder
+	log  *lockedLog
+}
+
+// lockedLog collects a child process's output, which its copying
+// goroutine writes while the test may read it for a failure message.
+type lockedLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// demoSlaves is how many slaves and members the demo's bonds have: one
+// series each per slave metric.
+func demoSlaves(t *testing.T) int {
+	t.Helper()
+	r, err := collector.NewDemoSource(nil).Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, b := range r.Bonds {
+		n += len(b.Slaves)
+	}
+	return n
 }
 
 // startPrometheus runs Debian's Prometheus with config (a prometheus.yml)
@@ -50,7 +87,7 @@ func startPrometheus(t *testing.T, config string) *prometheusServer {
 	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(config), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s := &prometheusServer{addr: unusedLoopbackAddr(t), log: &strings.Builder{}}
+	s := &prometheusServer{addr: unusedLoopbackAddr(t), log: &lockedLog{}}
 	p := exec.Command(prom, "--config.file="+filepath.Join(dir, "prometheus.yml"), "--storage.tsdb.path="+filepath.Join(dir, "data"),
 		"--web.listen-address="+s.addr, "--log.level=warn")
 	p.Stdout, p.Stderr = s.log, s.log
@@ -115,6 +152,7 @@ scrape_configs:
 		LastError string `json:"lastError"`
 	}
 	var rulesOK []rule
+	want := demoSlaves(t)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		up, _ := query(`up{job="bondtop"} == 1`)
@@ -137,7 +175,7 @@ scrape_configs:
 				}
 			}
 		}
-		if up == 1 && slaves == 6 && evaluated == 7 {
+		if up == 1 && slaves == want && evaluated == 7 {
 			break
 		}
 		if time.Now().After(deadline) {
