@@ -2,6 +2,7 @@ package collector
 
 import (
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -63,6 +64,10 @@ type physTracker struct {
 	needRoot bool
 	readAt   time.Time // when the last background read started
 	running  bool
+	// links is the slaves' MII status at the last read: a change makes a
+	// read due at once, so the link state follows a failover within a
+	// tick rather than the interval.
+	links    string
 	wg       sync.WaitGroup
 }
 
@@ -98,16 +103,19 @@ func (t *physTracker) read(names []string) {
 // read when one is due.
 func (t *physTracker) attach(now time.Time, snap *Snapshot) {
 	var names []string
+	var links strings.Builder
 	for i := range snap.Bonds {
 		for j := range snap.Bonds[i].Slaves {
-			names = append(names, snap.Bonds[i].Slaves[j].Name)
+			sl := &snap.Bonds[i].Slaves[j]
+			names = append(names, sl.Name)
+			links.WriteString(sl.Name + "=" + str(sl.MIIStatus) + " ")
 		}
 	}
 	t.mu.Lock()
 	first := t.readAt.IsZero()
-	due := !t.running && now.Sub(t.readAt) >= t.every
+	due := !t.running && (now.Sub(t.readAt) >= t.every || links.String() != t.links)
 	if due {
-		t.readAt, t.running = now, true
+		t.readAt, t.running, t.links = now, true, links.String()
 	}
 	t.mu.Unlock()
 	switch {

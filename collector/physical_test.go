@@ -79,4 +79,12 @@ func TestPhysTrackerSchedule(t *testing.T) {
 	if got := *s.Bonds[0].Slaves[0].Module.TemperatureC; got != 4 {
 		t.Errorf("temperature %v, want the second read's 4", got)
 	}
+	// A slave's MII status changes: the link state is re-read at once.
+	s = physSnap(t0)
+	s.Bonds[0].Slaves[1].MIIStatus = new("down")
+	tr.attach(t0.Add(DefaultPhysicalInterval+2*time.Second), s)
+	tr.wg.Wait()
+	if f.reads != 9 {
+		t.Errorf("reads after a link change: %d, want 9", f.reads)
+	}
 }

@@ -109,10 +109,10 @@ func moduleRows(th *theme, m *module.Module, kv func(string, ...span)) {
 			if lim != nil && lim.TxPowerMW != nil && *l.TxPowerMW < lim.TxPowerMW.LowWarning {
 				style = th.bad
 			}
-			row = append(row, span{"  tx ", th.dim}, span{powerText(*l.TxPowerMW), style})
+			row = append(row, span{"  tx ", th.dim}, span{dbm(*l.TxPowerMW), style})
 		}
 		if l.TxBiasMA != nil {
-			row = append(row, span{"  bias ", th.dim}, span{fmt.Sprintf("%.2f mA", *l.TxBiasMA), th.base})
+			row = append(row, span{"  bias ", th.dim}, span{fmt.Sprintf("%.1f mA", *l.TxBiasMA), th.base})
 		}
 		if len(row) > 0 {
 			kv(name, row...)
@@ -127,7 +127,7 @@ func moduleRows(th *theme, m *module.Module, kv func(string, ...span)) {
 
 // powerText is optical power in dBm with the milliwatts beside it.
 func powerText(mw float64) string {
-	return fmt.Sprintf("%s (%.4f mW)", dbm(mw), mw)
+	return fmt.Sprintf("%s %.3f mW", dbm(mw), mw)
 }
 
 func dbm(mw float64) string {
