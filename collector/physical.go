@@ -67,8 +67,8 @@ type physTracker struct {
 	// links is the slaves' MII status at the last read: a change makes a
 	// read due at once, so the link state follows a failover within a
 	// tick rather than the interval.
-	links    string
-	wg       sync.WaitGroup
+	links string
+	wg    sync.WaitGroup
 }
 
 func newPhysTracker(r PhysicalReader) *physTracker {

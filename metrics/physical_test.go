@@ -18,7 +18,7 @@ func TestPhysicalMetrics(t *testing.T) {
 			LinkState: &bonding.LinkState{Detected: &up},
 			FEC:       &bonding.FEC{Configured: []string{"RS"}, Active: "RS", Corrected: &corr, Uncorrectable: &unc},
 			Module: &module.Module{Type: "QSFP28", Vendor: "ACME", PartNumber: "Q28-SR4", Serial: "S1", TemperatureC: &temp,
-				Lanes: []module.Lane{{Lane: 1, RxPowerMW: &rx, RxPowerDBm: &rxDBm, TxPowerMW: &tx, TxPowerDBm: &txDBm}, {Lane: 2, RxPowerMW: &dark}},
+				Lanes:      []module.Lane{{Lane: 1, RxPowerMW: &rx, RxPowerDBm: &rxDBm, TxPowerMW: &tx, TxPowerDBm: &txDBm}, {Lane: 2, RxPowerMW: &dark}},
 				Thresholds: &module.Thresholds{RxPowerMW: &module.Limits{LowWarning: 0.0631, LowAlarm: 0.0251, HighWarning: 0.7943, HighAlarm: 1}}},
 		}},
 		{Slave: bonding.Slave{Name: "veth1"}, Physical: &collector.Physical{LinkState: &bonding.LinkState{Detected: &up}}},

@@ -136,4 +136,3 @@ func dbm(mw float64) string {
 	}
 	return "-inf dBm"
 }
-
