@@ -34,39 +34,3 @@ type FEC struct {
 	Uncorrectable *uint64 `json:"uncorrectable_blocks,omitempty"`
 	CorrectedBits *uint64 `json:"corrected_bits,omitempty"`
 }
-
-// linkExtStates names enum ethtool_link_ext_state (uapi ethtool.h).
-var linkExtStates = []string{"autoneg", "link_training_failure", "link_logical_mismatch",
-	"bad_signal_integrity", "no_cable", "cable_issue", "eeprom_issue", "calibration_failure",
-	"power_budget_exceeded", "overheat", "module"}
-
-// linkExtSubstates names the substates of each state that has them
-// (enum ethtool_link_ext_substate_*; substate 0 is unset).
-var linkExtSubstates = map[string][]string{
-	"autoneg": {"", "no_partner_detected", "ack_not_received", "next_page_exchange_failed",
-		"no_partner_detected_force_mode", "fec_mismatch_during_override", "no_hcd"},
-	"link_training_failure": {"", "kr_frame_lock_not_acquired", "kr_link_inhibit_timeout",
-		"kr_link_partner_did_not_set_receiver_ready", "remote_fault"},
-	"link_logical_mismatch": {"", "pcs_did_not_acquire_block_lock", "pcs_did_not_acquire_am_lock",
-		"pcs_did_not_get_align_status", "fc_fec_is_not_locked", "rs_fec_is_not_locked"},
-	"bad_signal_integrity": {"", "large_number_of_physical_errors", "unsupported_rate",
-		"serdes_reference_clock_lost", "serdes_alos"},
-	"cable_issue": {"", "unsupported_cable", "cable_test_failure"},
-	"module":      {"", "cmis_not_ready"},
-}
-
-// Link mode bits of the FEC encodings (enum ethtool_link_mode_bit_indices)
-// and the names `ethtool --show-fec` gives them.
-var fecModeBits = []struct {
-	bit  uint32
-	name string
-}{{49, "Off"}, {50, "RS"}, {51, "BaseR"}, {74, "LLRS"}}
-
-func fecModeName(bit uint32) string {
-	for _, m := range fecModeBits {
-		if m.bit == bit {
-			return m.name
-		}
-	}
-	return ""
-}
