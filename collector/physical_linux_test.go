@@ -97,3 +97,22 @@ func TestPhysicalVethAgainstEthtool(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkPhysicalRead: one slave's physical layer on a veth (link
+// state, then FEC and the module, both refused by the driver): the cost
+// of a read every DefaultPhysicalInterval per slave.
+func BenchmarkPhysicalRead(b *testing.B) {
+	inNewNetns(b)
+	addVeth(b, "phy0", "phy1", 1500)
+	p, err := openPhysConn()
+	if err != nil {
+		b.Skipf("no ethtool netlink family: %v", err)
+	}
+	defer p.close()
+	b.ReportAllocs()
+	for b.Loop() {
+		if ph, _ := p.read("phy0"); ph == nil || ph.LinkState == nil {
+			b.Fatal("no link state")
+		}
+	}
+}
