@@ -37,12 +37,12 @@ func (d *DemoSource) Physical(slave string) (*Physical, bool) {
 			}
 		}
 	}
-	since := d.sinceWeek()
+	since, at := d.sinceWeek(), d.last
 	d.mu.Unlock()
 	if !known {
 		return nil, false
 	}
-	p := &Physical{LinkState: &bonding.LinkState{Detected: &up}, ReadAt: d.clock()}
+	p := &Physical{LinkState: &bonding.LinkState{Detected: &up}, ReadAt: at}
 	o, ok := demoOptics[slave]
 	if !ok {
 		return p, false

@@ -50,11 +50,17 @@ type PhysicalReader interface {
 // physNeedsRoot is the note when module diagnostics need root.
 const physNeedsRoot = "not root: SFP/QSFP module diagnostics (ethtool -m: light levels, temperature) need CAP_NET_ADMIN"
 
+// physSyncBudget is how long a whole read may have taken to be done on
+// the sampling goroutine the next time: veth, virtio and the demo answer
+// in microseconds; a NIC whose module sits behind i2c takes milliseconds
+// a page and is read in the background.
+const physSyncBudget = 5 * time.Millisecond
+
 // physTracker reads the slaves' physical layer rarely and copies the
-// latest reading into every snapshot. The first reading (and that of a
-// slave not seen before) happens on the sampling goroutine, so the first
-// snapshot (and --once) has it; later ones run in the background, so a
-// slow NIC never delays a tick.
+// latest reading into every snapshot. The first reading happens on the
+// sampling goroutine, so the first snapshot (and --once) has it; later
+// ones too while reads stay within physSyncBudget, else in the
+// background, so a slow NIC never delays a tick.
 type physTracker struct {
 	r     PhysicalReader
 	every time.Duration
@@ -68,7 +74,9 @@ type physTracker struct {
 	// read due at once, so the link state follows a failover within a
 	// tick rather than the interval.
 	links string
-	wg    sync.WaitGroup
+	// took is how long the last read took.
+	took time.Duration
+	wg   sync.WaitGroup
 }
 
 func newPhysTracker(r PhysicalReader) *physTracker {
@@ -77,6 +85,7 @@ func newPhysTracker(r PhysicalReader) *physTracker {
 
 // read reads the named slaves and stores what it got.
 func (t *physTracker) read(names []string) {
+	start := time.Now()
 	got := make(map[string]*Physical, len(names))
 	needRoot := false
 	for _, n := range names {
@@ -97,6 +106,7 @@ func (t *physTracker) read(names []string) {
 	}
 	t.needRoot = needRoot
 	t.running = false
+	t.took = time.Since(start)
 }
 
 // attach gives each slave of snap its latest physical reading, starting a
@@ -112,14 +122,14 @@ func (t *physTracker) attach(now time.Time, snap *Snapshot) {
 		}
 	}
 	t.mu.Lock()
-	first := t.readAt.IsZero()
+	inline := t.readAt.IsZero() || t.took <= physSyncBudget
 	due := !t.running && (now.Sub(t.readAt) >= t.every || links.String() != t.links)
 	if due {
 		t.readAt, t.running, t.links = now, true, links.String()
 	}
 	t.mu.Unlock()
 	switch {
-	case first:
+	case due && inline:
 		t.read(names)
 	case due:
 		t.wg.Add(1)

@@ -2,6 +2,7 @@ package collector
 
 import (
 	"encoding/json"
+	"net"
 	"os"
 	"os/exec"
 	"regexp"
@@ -114,5 +115,66 @@ func BenchmarkPhysicalRead(b *testing.B) {
 		if ph, _ := p.read("phy0"); ph == nil || ph.LinkState == nil {
 			b.Fatal("no link state")
 		}
+	}
+}
+
+var (
+	ethtoolFECConfigured = regexp.MustCompile(`(?m)^(?:Supported/)?Configured FEC encodings:\s*(.*)$`)
+	ethtoolFECActive     = regexp.MustCompile(`(?m)^Active FEC encoding:\s*(.*)$`)
+	ethtoolVendorName    = regexp.MustCompile(`(?m)^\s*Vendor name\s*:\s*(.*?)\s*$`)
+)
+
+// TestPhysicalHostAgainstEthtool: every interface of the machine the
+// tests run on (virtio_net, loopback, ifb on the build machines; real
+// NICs with optics elsewhere), read only: bondtop's link state, FEC and
+// module against what Debian's ethtool prints for the same interface.
+func TestPhysicalHostAgainstEthtool(t *testing.T) {
+	bin := ethtoolCmd(t)
+	p, err := openPhysConn()
+	if err != nil {
+		t.Fatalf("ethtool netlink family: %v", err)
+	}
+	defer p.close()
+	ifaces, err := net.Interfaces()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ifi := range ifaces {
+		ph, _ := p.read(ifi.Name)
+		if ph == nil {
+			ph = &Physical{}
+		}
+		out, _ := runEthtool(t, bin, ifi.Name)
+		m := linkDetected.FindStringSubmatch(out)
+		switch {
+		case m == nil && ph.LinkState != nil && ph.LinkState.Detected != nil:
+			t.Errorf("%s: bondtop link detected %v, ethtool prints none", ifi.Name, *ph.LinkState.Detected)
+		case m != nil && (ph.LinkState == nil || ph.LinkState.Detected == nil):
+			t.Errorf("%s: ethtool says link detected %s, bondtop has none", ifi.Name, m[1])
+		case m != nil && map[bool]string{true: "yes", false: "no"}[*ph.LinkState.Detected] != m[1]:
+			t.Errorf("%s: link detected bondtop %v, ethtool %s", ifi.Name, *ph.LinkState.Detected, m[1])
+		}
+		fecOut, fecOK := runEthtool(t, bin, "--show-fec", ifi.Name)
+		if (ph.FEC != nil) != fecOK {
+			t.Errorf("%s: bondtop FEC %+v, ethtool --show-fec ok=%v %q", ifi.Name, ph.FEC, fecOK, fecOut)
+		}
+		if fecOK && ph.FEC != nil {
+			if c := ethtoolFECConfigured.FindStringSubmatch(fecOut); c != nil && strings.Join(strings.Fields(c[1]), " ") != strings.Join(ph.FEC.Configured, " ") {
+				t.Errorf("%s: FEC configured bondtop %v, ethtool %q", ifi.Name, ph.FEC.Configured, c[1])
+			}
+			if a := ethtoolFECActive.FindStringSubmatch(fecOut); a != nil && strings.TrimSpace(a[1]) != ph.FEC.Active {
+				t.Errorf("%s: FEC active bondtop %q, ethtool %q", ifi.Name, ph.FEC.Active, a[1])
+			}
+		}
+		modOut, modOK := runEthtool(t, bin, "-m", ifi.Name)
+		if (ph.Module != nil) != modOK {
+			t.Errorf("%s: bondtop module %+v, ethtool -m ok=%v %q", ifi.Name, ph.Module, modOK, modOut)
+		}
+		if modOK && ph.Module != nil {
+			if v := ethtoolVendorName.FindStringSubmatch(modOut); v != nil && v[1] != ph.Module.Vendor {
+				t.Errorf("%s: module vendor bondtop %q, ethtool %q", ifi.Name, ph.Module.Vendor, v[1])
+			}
+		}
+		t.Logf("%s: ethtool link detected %q, --show-fec ok=%v, -m ok=%v; bondtop agrees", ifi.Name, strings.Join(m, "")[len(strings.Join(m, ""))-len(strings.Join(m[min(1, len(m)):], "")):], fecOK, modOK)
 	}
 }

@@ -17,9 +17,13 @@ import (
 type fakePhys struct {
 	mu    sync.Mutex
 	reads int
+	block chan struct{} // when set, each read waits for it to close
 }
 
 func (f *fakePhys) Physical(slave string) (*Physical, bool) {
+	if f.block != nil {
+		<-f.block
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.reads++
@@ -68,9 +72,19 @@ func TestPhysTrackerSchedule(t *testing.T) {
 	if f.reads != 3 {
 		t.Errorf("reads within the interval: %d", f.reads-3)
 	}
-	// At the interval a background read starts; its result shows once done.
-	tr.attach(t0.Add(DefaultPhysicalInterval), physSnap(t0))
+	// A slow NIC (the last read took longer than physSyncBudget): at the
+	// interval a background read starts, the tick does not wait for it,
+	// and its result shows once done.
+	tr.took = time.Second
+	f.block = make(chan struct{})
+	s = physSnap(t0)
+	tr.attach(t0.Add(DefaultPhysicalInterval), s)
+	if got := *s.Bonds[0].Slaves[0].Module.TemperatureC; got != 1 {
+		t.Errorf("temperature %v while the slow read runs, want the first read's 1", got)
+	}
+	close(f.block)
 	tr.wg.Wait()
+	f.block = nil
 	s = physSnap(t0)
 	tr.attach(t0.Add(DefaultPhysicalInterval+time.Second), s)
 	if f.reads != 6 {
