@@ -3,22 +3,32 @@ package bonding
 import (
 	"encoding/binary"
 	"strconv"
+
+	"golang.org/x/sys/unix"
 )
 
 // Attributes of ethtool's generic netlink messages (uapi
-// ethtool_netlink.h) that golang.org/x/sys/unix does not name.
+// ethtool_netlink.h): those golang.org/x/sys/unix names, and the FEC and
+// module EEPROM ones it does not.
 const (
-	ethtoolHeaderDevName = 2
-	ethtoolHeaderFlags   = 3
-	// ETHTOOL_FLAG_COMPACT_BITSETS and ETHTOOL_FLAG_STATS.
-	ethtoolFlagCompact = 1
-	ethtoolFlagStats   = 4
+	ethtoolHeaderDevName = unix.ETHTOOL_A_HEADER_DEV_NAME
+	ethtoolHeaderFlags   = unix.ETHTOOL_A_HEADER_FLAGS
+	ethtoolFlagCompact   = unix.ETHTOOL_FLAG_COMPACT_BITSETS
+	ethtoolFlagStats     = unix.ETHTOOL_FLAG_STATS
 
-	linkstateLink        = 2
-	linkstateExtState    = 5
-	linkstateExtSubstate = 6
-	linkstateExtDownCnt  = 7
+	linkstateLink        = unix.ETHTOOL_A_LINKSTATE_LINK
+	linkstateExtState    = unix.ETHTOOL_A_LINKSTATE_EXT_STATE
+	linkstateExtSubstate = unix.ETHTOOL_A_LINKSTATE_EXT_SUBSTATE
+	linkstateExtDownCnt  = unix.ETHTOOL_A_LINKSTATE_EXT_DOWN_CNT
 
+	bitsetNoMask = unix.ETHTOOL_A_BITSET_NOMASK
+	bitsetBits   = unix.ETHTOOL_A_BITSET_BITS
+	bitsetValue  = unix.ETHTOOL_A_BITSET_VALUE
+	bitsBit      = unix.ETHTOOL_A_BITSET_BITS_BIT
+	bitIndex     = unix.ETHTOOL_A_BITSET_BIT_INDEX
+	bitValue     = unix.ETHTOOL_A_BITSET_BIT_VALUE
+
+	// ETHTOOL_A_FEC_*, ETHTOOL_A_FEC_STAT_*.
 	fecModes  = 2
 	fecAuto   = 3
 	fecActive = 4
@@ -28,13 +38,7 @@ const (
 	fecStatUncorr    = 3
 	fecStatCorrBits  = 4
 
-	bitsetNoMask = 1
-	bitsetBits   = 3
-	bitsetValue  = 4
-	bitsBit      = 1
-	bitIndex     = 1
-	bitValue     = 3
-
+	// ETHTOOL_A_MODULE_EEPROM_*.
 	moduleEEPROMOffset  = 2
 	moduleEEPROMLength  = 3
 	moduleEEPROMPage    = 4
@@ -45,9 +49,9 @@ const (
 
 // Generic netlink commands of the "ethtool" family.
 const (
-	EthtoolMsgLinkStateGet    = 6
-	EthtoolMsgFECGet          = 29
-	EthtoolMsgModuleEEPROMGet = 31
+	EthtoolMsgLinkStateGet    = unix.ETHTOOL_MSG_LINKSTATE_GET
+	EthtoolMsgFECGet          = unix.ETHTOOL_MSG_FEC_GET
+	EthtoolMsgModuleEEPROMGet = unix.ETHTOOL_MSG_MODULE_EEPROM_GET
 )
 
 // attr appends one netlink attribute (4-byte aligned).
@@ -73,7 +77,7 @@ func ethtoolHeader(name string, flags uint32) []byte {
 	return attr(nil, 1|nlaFNested, h)
 }
 
-const nlaFNested = 1 << 15
+const nlaFNested = unix.NLA_F_NESTED
 
 // EthtoolLinkStateRequest is the body of a LINKSTATE_GET request.
 func EthtoolLinkStateRequest(name string) []byte { return ethtoolHeader(name, 0) }
