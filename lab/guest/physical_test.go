@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -86,27 +87,40 @@ func TestPhysical(t *testing.T) {
 	slices.Sort(costs)
 	Measure(t, "physical_read_per_slave[veth,median]", costs[len(costs)/2], "us")
 
-	// The real binary's JSON: link_state per slave, no fec or module key.
-	out, err := exec.Command(bondtopBin, "--once", "--json", p.Bond).Output()
-	if err != nil {
-		t.Fatalf("bondtop --once --json: %v", err)
-	}
-	var doc struct {
-		Bonds []struct {
-			Slaves []map[string]json.RawMessage `json:"slaves"`
-		} `json:"bonds"`
-	}
-	if err := json.Unmarshal(out, &doc); err != nil || len(doc.Bonds) != 1 {
-		t.Fatalf("JSON: %v (%d bonds)", err, len(doc.Bonds))
-	}
-	for _, s := range doc.Bonds[0].Slaves {
-		if _, ok := s["link_state"]; !ok {
-			t.Errorf("slave %s: no link_state in JSON", s["name"])
+	// The real binary's JSON, as root and as nobody: link_state per
+	// slave, no fec or module key; nobody is told that the module needs
+	// CAP_NET_ADMIN (ethtool -m as nobody is refused too).
+	for _, asNobody := range []bool{false, true} {
+		cmd := exec.Command(bondtopBin, "--once", "--json", p.Bond)
+		if asNobody {
+			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 		}
-		for _, k := range []string{"fec", "module"} {
-			if v, ok := s[k]; ok {
-				t.Errorf("slave %s: %s = %s on veth", s["name"], k, v)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("bondtop --once --json (nobody %v): %v", asNobody, err)
+		}
+		var doc struct {
+			Bonds []struct {
+				Slaves []map[string]json.RawMessage `json:"slaves"`
+			} `json:"bonds"`
+			Notes []string `json:"notes"`
+		}
+		if err := json.Unmarshal(out, &doc); err != nil || len(doc.Bonds) != 1 {
+			t.Fatalf("JSON: %v (%d bonds)", err, len(doc.Bonds))
+		}
+		for _, s := range doc.Bonds[0].Slaves {
+			if _, ok := s["link_state"]; !ok {
+				t.Errorf("slave %s (nobody %v): no link_state in JSON", s["name"], asNobody)
 			}
+			for _, k := range []string{"fec", "module"} {
+				if v, ok := s[k]; ok {
+					t.Errorf("slave %s (nobody %v): %s = %s on veth", s["name"], asNobody, k, v)
+				}
+			}
+		}
+		noted := slices.ContainsFunc(doc.Notes, func(n string) bool { return strings.Contains(n, "module diagnostics") })
+		if noted != asNobody {
+			t.Errorf("nobody %v: module note %v in %q", asNobody, noted, doc.Notes)
 		}
 	}
 }
