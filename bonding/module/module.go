@@ -138,14 +138,20 @@ func Decode(read ReadFunc) (*Module, error) {
 	if err != nil {
 		return nil, err
 	}
-	upper0, _ := readPage(read, Request{I2CAddress: AddrA0, Offset: pageLen, Length: pageLen})
+	// An SFP's identity and diagnostics type sit in A0h's first 96
+	// bytes; the paged modules keep theirs in upper page 00h. Each page
+	// read costs an i2c transfer on many NICs, so only what is decoded is
+	// read.
 	switch lower[0] {
 	case idSFP, 0x02:
 		var a2 []byte
 		if lower[sffDiagType]&sffDDMImplemented != 0 {
 			a2, _ = readPage(read, Request{I2CAddress: AddrA2, Offset: 0, Length: pageLen})
 		}
-		return DecodeSFF8472(append(lower, upper0...), a2), nil
+		return DecodeSFF8472(lower, a2), nil
+	}
+	upper0, _ := readPage(read, Request{I2CAddress: AddrA0, Offset: pageLen, Length: pageLen})
+	switch lower[0] {
 	case idQSFP, idQSFPP, idQSFP28:
 		var page3 []byte
 		if lower[2]&sff8636FlatMem == 0 {
