@@ -82,8 +82,9 @@ type LiveSource struct {
 	msgs       [][]byte // the dump's bond and slave messages, reused
 	watchedIdx []int
 
-	nb  *neighbors.Listener // LLDP/CDP on the slaves (neighbors_linux.go)
-	ovs *ovsBonds           // Open vSwitch bonds read beside the kernel's; nil unless ReadOVS
+	nb   *neighbors.Listener // LLDP/CDP on the slaves (neighbors_linux.go)
+	phys *physConn           // ethtool link state, FEC, module (physical_linux.go); nil without the family
+	ovs  *ovsBonds           // Open vSwitch bonds read beside the kernel's; nil unless ReadOVS
 }
 
 // liveBond is what the live source keeps between Reads for one bond.
@@ -160,6 +161,7 @@ func NewLiveSource() (*LiveSource, error) {
 	} else if !errors.Is(err, os.ErrNotExist) {
 		s.ethWarning = fmt.Sprintf("ethtool netlink: %v (speed and duplex come from sysfs)", err)
 	}
+	s.phys, _ = openPhysConn()
 	ch, subDone, err := s.subscribe(false)
 	if err != nil {
 		s.release()
@@ -198,6 +200,7 @@ func (s *LiveSource) release() {
 	if s.eth != nil {
 		_ = s.eth.Close()
 	}
+	s.phys.close()
 	if s.ns.IsOpen() {
 		_ = s.ns.Close()
 	}

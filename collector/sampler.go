@@ -93,6 +93,7 @@ type Sampler struct {
 	meter     *meterTracker // nil without a Meter
 	kernel    *bonding.KernelVersion
 	neighbors *neighborTracker // nil without a NeighborReader
+	phys      *physTracker     // nil when the Source is no PhysicalReader
 }
 
 // NewSampler makes a Sampler over src.
@@ -141,6 +142,9 @@ func NewSampler(src Source, opts Options) *Sampler {
 	if opts.Neighbors != nil || counters != nil {
 		s.neighbors = newNeighborTracker(opts.Neighbors, counters)
 		s.neighbors.firmware, _ = src.(FirmwareLLDPReader)
+	}
+	if pr, ok := src.(PhysicalReader); ok {
+		s.phys = newPhysTracker(pr)
 	}
 	if h, ok := src.(HostReader); ok {
 		s.host = &hostCache{r: h}
@@ -270,6 +274,9 @@ func (s *Sampler) sampleReading(r Reading) (*Snapshot, error) {
 	s.prev, s.last, s.prevAt, s.started = cur, cur, now, true
 	if s.neighbors != nil {
 		s.neighbors.attach(snap)
+	}
+	if s.phys != nil {
+		s.phys.attach(now, snap)
 	}
 	s.enrich(now, snap, r.Bonds)
 	if s.hist != nil {

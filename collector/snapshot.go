@@ -103,6 +103,9 @@ type SlaveSample struct {
 	// SwitchSide is what the far end says; nil (keys absent) when the
 	// source does not listen.
 	*SwitchSide
+	// Physical is the slave's link state, FEC and module (physical.go);
+	// nil (keys absent) when the source reads none.
+	*Physical
 }
 
 // Traffic holds an interface's counters and what they did in the interval.

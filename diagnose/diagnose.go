@@ -111,7 +111,7 @@ func (v *view) analyze() []Finding {
 	out := []Finding{}
 	checks := []func() []Finding{
 		v.imbalance, v.flowFindings, v.hashCheck, v.switchHash, v.lacp, v.links, v.counters, v.roundRobin, v.minLinks,
-		v.configFindings, v.failover, v.switchSide,
+		v.configFindings, v.failover, v.switchSide, v.physical,
 	}
 	if v.now.IsOVS() {
 		checks = v.ovsChecks()

@@ -151,6 +151,7 @@ type slaveDelta struct {
 	// neighbour tracker): the LACPDUs the bond could not use, and the
 	// carrier's down count.
 	badLACPDUs, carrierDowns optUint
+	fec                      fecMark // physical.go
 }
 
 // optUint is a uint64 that may be unknown.
@@ -230,6 +231,7 @@ func (bw *bondWindow) add(b *collector.BondSample, seconds float64, at time.Time
 		sl := &b.Slaves[i]
 		d := slaveDelta{name: sl.Name, linkFailures: optOf(sl.LinkFailureCount),
 			actorChurned: optOf(sl.ActorChurnedCount), partnerChurned: optOf(sl.PartnerChurnedCount)}
+		d.fec = fecMarkOf(sl)
 		if sl.SwitchSide != nil {
 			if sl.LACPDU != nil {
 				d.badLACPDUs = optUint{sl.LACPDU.IllegalRx + sl.LACPDU.UnknownRx, true}

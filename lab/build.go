@@ -57,9 +57,9 @@ var guestModules = []string{
 
 // Judges are the host tools the lab packs into the guest for tests to
 // compare bondtop against (iproute2's tc for clsact filters, bpftool for
-// programs and maps); bondtop itself never runs them. lab-deps.sh installs
-// them.
-var Judges = []string{"tc", "bpftool"}
+// programs and maps, ethtool for the physical layer); bondtop itself never
+// runs them. lab-deps.sh installs them.
+var Judges = []string{"tc", "bpftool", "ethtool"}
 
 // ModuleRoot returns the directory of bondtop's go.mod.
 func ModuleRoot() (string, error) {

@@ -24,7 +24,7 @@
 // oopses early. Scenarios ask guest.Kernel(t) which kernel they run on
 // (Kernel(t).TCX() tells TCX from clsact-only kernels).
 //
-// Judges: iproute2's tc and bpftool go into the guest's /bin with their ELF
+// Judges: iproute2's tc, bpftool and ethtool go into the guest's /bin with their ELF
 // interpreter and shared libraries (copied from the host, where
 // lab-deps.sh installs them), for tests to see the kernel through a second
 // tool (guest.Judge(t, "tc", ...)). bondtop itself never runs them.

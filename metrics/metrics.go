@@ -245,6 +245,7 @@ func collectSlave(ch chan<- prometheus.Metric, b *collector.BondSample, s *colle
 	}
 	counters(ch, slaveCounterDescs, &s.Totals, l...)
 	collectSwitchSide(ch, b, s)
+	collectPhysical(ch, b, s)
 }
 
 // counters emits the kernel counters the source could read.

@@ -27,7 +27,7 @@ fail() { echo "lab-deps: $*" >&2; exit 1; }
 kernels="6.1:linux-image-amd64 6.12:linux-image-6.12-amd64"
 
 # The judges the guest tests may run, as host commands and their packages.
-judges="tc:iproute2 bpftool:bpftool"
+judges="tc:iproute2 bpftool:bpftool ethtool:ethtool"
 
 have_kernel() { ls "$cache/kernel-$1"/boot/vmlinuz-* >/dev/null 2>&1; }
 
@@ -73,12 +73,13 @@ apt_install() {
 command -v qemu-system-x86_64 >/dev/null || apt_install qemu-system-x86
 echo "lab-deps: $(qemu-system-x86_64 --version | head -1)"
 
-# 2. The judges: tc (clsact filters) and bpftool (programs, maps), run in
+# 2. The judges: tc (clsact filters), bpftool (programs, maps) and ethtool
+# (link state, FEC, module EEPROM), run in
 # the guest only by tests, never by bondtop.
 for j in $judges; do
 	PATH=$PATH:/usr/sbin:/sbin command -v "${j%%:*}" >/dev/null || apt_install "${j##*:}"
 done
-echo "lab-deps: judges $(PATH=$PATH:/usr/sbin:/sbin command -v tc bpftool | tr '\n' ' ')"
+echo "lab-deps: judges $(PATH=$PATH:/usr/sbin:/sbin command -v tc bpftool ethtool | tr '\n' ' ')"
 
 # 3. The kernels. Each meta package depends on the versioned package of the
 # day; that one is downloaded and unpacked once.

@@ -77,3 +77,12 @@ if ! command -v ovs-vswitchd >/dev/null && [ ! -x /usr/sbin/ovs-vswitchd ]; then
 	apt_install openvswitch-switch
 fi
 echo "test-deps: openvswitch $(dpkg-query -W -f='${Version}' openvswitch-switch 2>/dev/null || echo present)"
+
+# ethtool: the judge of the physical layer per slave. What bondtop reads
+# over ethtool netlink (link detected, FEC, module EEPROM) is compared with
+# what the real `ethtool DEV`, `ethtool --show-fec DEV` and `ethtool -m DEV`
+# report on a veth in a network namespace. The product never runs it.
+if ! command -v ethtool >/dev/null && [ ! -x /usr/sbin/ethtool ] && [ ! -x /sbin/ethtool ]; then
+	apt_install ethtool
+fi
+echo "test-deps: $( (command -v ethtool >/dev/null && ethtool --version) || /usr/sbin/ethtool --version)"

@@ -494,6 +494,7 @@ func (d *dashboard) renderDetails(_, _ int) []line {
 		}
 	}
 	out = append(out, switchDetails(th, b, s)...)
+	out = append(out, physicalDetails(th, s)...)
 	out = append(out, ovsMemberDetails(&s.Slave, th)...)
 	if b != nil {
 		var mine []finding

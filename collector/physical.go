@@ -1,0 +1,152 @@
+package collector
+
+import (
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/bondtop/bondtop/bonding"
+	"github.com/bondtop/bondtop/bonding/module"
+)
+
+// DefaultPhysicalInterval is how often each slave's physical layer (link
+// state, FEC, module EEPROM) is re-read: a module's EEPROM sits behind a
+// slow i2c bus on many NICs (tens to hundreds of milliseconds a page),
+// and light levels and temperatures move slowly.
+const DefaultPhysicalInterval = 10 * time.Second
+
+// Physical is a slave's physical layer as ethtool reports it. Each part
+// is nil (its JSON key absent) when the driver does not report it: a
+// veth or virtio NIC has a link state and nothing else.
+type Physical struct {
+	// LinkState is what `ethtool DEV` calls "Link detected", with the
+	// driver's reason for a down link where it gives one.
+	LinkState *bonding.LinkState `json:"link_state,omitempty"`
+	// FEC is the forward error correction mode and counters (`ethtool
+	// -I --show-fec DEV`).
+	FEC *bonding.FEC `json:"fec,omitempty"`
+	// Module is the SFP/QSFP transceiver (`ethtool -m DEV`).
+	Module *module.Module `json:"module,omitempty"`
+	// ReadAt is when this was read (the reads are rarer than ticks).
+	ReadAt time.Time `json:"-"`
+}
+
+// empty reports whether the driver gave nothing at all.
+func (p *Physical) empty() bool {
+	return p == nil || (p.LinkState == nil && p.FEC == nil && p.Module == nil)
+}
+
+// PhysicalReader reads one slave's physical layer (the live source). It
+// may take long on NICs with slow module access; the Sampler calls it
+// every DefaultPhysicalInterval, off its tick after the first time.
+type PhysicalReader interface {
+	// Physical reads what the driver reports; nil when nothing.
+	// needRoot is set when the module EEPROM could not be read for
+	// want of CAP_NET_ADMIN.
+	Physical(slave string) (p *Physical, needRoot bool)
+}
+
+// physNeedsRoot is the note when module diagnostics need root.
+const physNeedsRoot = "not root: SFP/QSFP module diagnostics (ethtool -m: light levels, temperature) need CAP_NET_ADMIN"
+
+// physSyncBudget is how long a whole read may have taken to be done on
+// the sampling goroutine the next time: veth, virtio and the demo answer
+// in microseconds; a NIC whose module sits behind i2c takes milliseconds
+// a page and is read in the background.
+const physSyncBudget = 5 * time.Millisecond
+
+// physTracker reads the slaves' physical layer rarely and copies the
+// latest reading into every snapshot. The first reading happens on the
+// sampling goroutine, so the first snapshot (and --once) has it; later
+// ones too while reads stay within physSyncBudget, else in the
+// background, so a slow NIC never delays a tick.
+type physTracker struct {
+	r     PhysicalReader
+	every time.Duration
+
+	mu       sync.Mutex
+	latest   map[string]*Physical
+	needRoot bool
+	readAt   time.Time // when the last background read started
+	running  bool
+	// links is the slaves' MII status at the last read: a change makes a
+	// read due at once, so the link state follows a failover within a
+	// tick rather than the interval.
+	links string
+	// took is how long the last read took.
+	took time.Duration
+	wg   sync.WaitGroup
+}
+
+func newPhysTracker(r PhysicalReader) *physTracker {
+	return &physTracker{r: r, every: DefaultPhysicalInterval, latest: map[string]*Physical{}}
+}
+
+// read reads the named slaves and stores what it got.
+func (t *physTracker) read(names []string) {
+	start := time.Now()
+	got := make(map[string]*Physical, len(names))
+	needRoot := false
+	for _, n := range names {
+		p, nr := t.r.Physical(n)
+		needRoot = needRoot || nr
+		if !p.empty() {
+			got[n] = p
+		}
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, n := range names {
+		if p, ok := got[n]; ok {
+			t.latest[n] = p
+		} else {
+			delete(t.latest, n)
+		}
+	}
+	t.needRoot = needRoot
+	t.running = false
+	t.took = time.Since(start)
+}
+
+// attach gives each slave of snap its latest physical reading, starting a
+// read when one is due.
+func (t *physTracker) attach(now time.Time, snap *Snapshot) {
+	var names []string
+	var links strings.Builder
+	for i := range snap.Bonds {
+		for j := range snap.Bonds[i].Slaves {
+			sl := &snap.Bonds[i].Slaves[j]
+			names = append(names, sl.Name)
+			links.WriteString(sl.Name + "=" + str(sl.MIIStatus) + " ")
+		}
+	}
+	t.mu.Lock()
+	inline := t.readAt.IsZero() || t.took <= physSyncBudget
+	due := !t.running && (now.Sub(t.readAt) >= t.every || links.String() != t.links)
+	if due {
+		t.readAt, t.running, t.links = now, true, links.String()
+	}
+	t.mu.Unlock()
+	switch {
+	case due && inline:
+		t.read(names)
+	case due:
+		t.wg.Add(1)
+		go func() {
+			defer t.wg.Done()
+			t.read(names)
+		}()
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for i := range snap.Bonds {
+		for j := range snap.Bonds[i].Slaves {
+			sl := &snap.Bonds[i].Slaves[j]
+			sl.Physical = t.latest[sl.Name]
+		}
+	}
+	if t.needRoot && !slices.Contains(snap.Notes, physNeedsRoot) {
+		snap.Notes = append(snap.Notes, physNeedsRoot)
+	}
+}
