@@ -100,10 +100,12 @@ func (w *Window) Fill(s *collector.Snapshot) {
 }
 
 // due says whether bond's findings, last made at, must be made again for
-// s: reanalyzeEvery has passed (or the clock went back), or s has an event
-// of the bond.
+// s: reanalyzeEvery has passed, give or take half an interval (a ticker's
+// second comes a little early as often as late: at 1 s every snapshot is
+// judged), or the clock went back, or s has an event of the bond.
 func (w *Window) due(s *collector.Snapshot, bond string, at time.Time) bool {
-	if d := s.Time.Sub(at); d >= reanalyzeEvery || d < 0 {
+	halfInterval := time.Duration(s.IntervalSeconds * float64(time.Second) / 2)
+	if d := s.Time.Sub(at); d+halfInterval >= reanalyzeEvery || d < 0 {
 		return true
 	}
 	for i := range s.Events {

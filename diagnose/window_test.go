@@ -131,6 +131,8 @@ func TestWindowReanalyzesOnEventOrEverySecond(t *testing.T) {
 		{"carried between analyses", 100 * ms, false, false},
 		{"an event of the bond: at once", 100 * ms, true, true},
 		{"a second later", time.Second, false, true},
+		{"a ticker's second, a little early", time.Second - 3*ms, false, true},
+		{"short of a second by more than half an interval", 900 * ms, false, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			w := NewWindow(0)
