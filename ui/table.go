@@ -286,7 +286,7 @@ func (t *slaveTable) Draw(screen tcell.Screen) {
 	if b != nil {
 		t.SetTitle(" " + b.Name + " slaves, sort " + m.Sort.String() + " ")
 	}
-	drawFrame(screen, t.Box, t.GetTitle(), t.HasFocus(), false, t.th)
+	drawFrame(screen, t.Box, t.GetTitle(), 0, t.HasFocus(), false, t.th)
 	x, y, w, h := t.GetInnerRect()
 	if w <= 0 || h <= 0 {
 		return
