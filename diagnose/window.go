@@ -7,6 +7,7 @@ import (
 
 	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/intent"
 )
 
 // DefaultWindow is the span trends and shares are judged over.
@@ -29,6 +30,29 @@ type Window struct {
 	// changes keeps, per bond, the last change of its MAC and of its
 	// LACP system MAC seen in the run: their findings outlive the window.
 	changes map[string][]collector.Event
+	// analyzed is, per bond, its last analysis: what Fill carries into
+	// the snapshots between two analyses (see reanalyzeEvery).
+	analyzed map[string]analysis
+}
+
+// reanalyzeEvery is how often Fill judges a bond's window again when
+// nothing happened to the bond: below a second, a snapshot between two
+// analyses carries the findings of the last one. A snapshot with an event
+// of the bond (a link, a state, a slave, a partner that changed) is
+// judged at once, so a change shows in the findings of the snapshot that
+// shows the change; what builds up over the window (shares, error rates)
+// shows at most this late. At a pace of a second or slower every snapshot
+// is judged. The checks read sums over the 30 s window, which a tenth of
+// a second moves little, and were most of the cost of a snapshot's
+// diagnosis.
+const reanalyzeEvery = time.Second
+
+// analysis is a bond's last findings and when they were made.
+type analysis struct {
+	at       time.Time
+	findings []Finding
+	intended *intent.Bond
+	drift    []intent.Drift
 }
 
 type whatIfEntry struct {
@@ -42,7 +66,8 @@ func NewWindow(span time.Duration) *Window {
 	if span <= 0 {
 		span = DefaultWindow
 	}
-	return &Window{span: span, bonds: map[string]*bondWindow{}, whatIf: map[string]whatIfEntry{}, changes: map[string][]collector.Event{}}
+	return &Window{span: span, bonds: map[string]*bondWindow{}, whatIf: map[string]whatIfEntry{},
+		changes: map[string][]collector.Event{}, analyzed: map[string]analysis{}}
 }
 
 // Fill adds s to the window and sets the findings of each of its bonds
@@ -52,12 +77,43 @@ func (w *Window) Fill(s *collector.Snapshot) {
 	w.push(s)
 	for i := range s.Bonds {
 		b := &s.Bonds[i]
+		if last, ok := w.analyzed[b.Name]; ok && !w.due(s, b.Name, last.at) {
+			// Clipped: a consumer appending to one snapshot's findings
+			// must not write into the next one's.
+			b.Findings, b.Intended, b.Drift = slices.Clip(last.findings), last.intended, slices.Clip(last.drift)
+			continue
+		}
 		v := newView(w.bonds[b.Name], s, b)
 		v.whatIf = w.cachedWhatIf(b, v.mix)
 		v.changes = w.changes[b.Name]
 		b.Findings = v.analyze()
 		b.Intended, b.Drift = v.drift()
+		w.analyzed[b.Name] = analysis{at: s.Time, findings: b.Findings, intended: b.Intended, drift: b.Drift}
 	}
+	if len(w.analyzed) > len(s.Bonds) {
+		for name := range w.analyzed {
+			if !slices.ContainsFunc(s.Bonds, func(b collector.BondSample) bool { return b.Name == name }) {
+				delete(w.analyzed, name)
+			}
+		}
+	}
+}
+
+// due says whether bond's findings, last made at, must be made again for
+// s: reanalyzeEvery has passed, give or take half an interval (a ticker's
+// second comes a little early as often as late: at 1 s every snapshot is
+// judged), or the clock went back, or s has an event of the bond.
+func (w *Window) due(s *collector.Snapshot, bond string, at time.Time) bool {
+	halfInterval := time.Duration(s.IntervalSeconds * float64(time.Second) / 2)
+	if d := s.Time.Sub(at); d+halfInterval >= reanalyzeEvery || d < 0 {
+		return true
+	}
+	for i := range s.Events {
+		if s.Events[i].Bond == bond {
+			return true
+		}
+	}
+	return false
 }
 
 // push adds s to every bond's window and drops what left the span,

@@ -109,3 +109,86 @@ func TestWindowForgetsGoneBonds(t *testing.T) {
 		t.Fatalf("bonds kept: %v", names)
 	}
 }
+
+// TestWindowReanalyzesOnEventOrEverySecond: below a second, a bond's
+// findings are made again once a second, or at once when the snapshot has
+// an event of the bond; the snapshots between carry the last findings.
+func TestWindowReanalyzesOnEventOrEverySecond(t *testing.T) {
+	healthy := withTx(xorBond(slave("eth0", 100), slave("eth1", 100)), 1e6, 1e6)
+	half := withTx(xorBond(slave("eth0", 100), slave("eth1", 100)), 1e6, 1e6)
+	half.Slaves[1].Duplex = new("half")
+	snap := func(at time.Duration, b collector.BondSample, evs ...collector.Event) *collector.Snapshot {
+		return &collector.Snapshot{Time: t0.Add(at), IntervalSeconds: 0.1, Bonds: []collector.BondSample{b}, Events: evs}
+	}
+	ms := time.Millisecond
+
+	for _, c := range []struct {
+		name  string
+		at    time.Duration // of the half-duplex snapshot, after the healthy one at 0
+		event bool
+		want  bool // the half-duplex finding is there
+	}{
+		{"carried between analyses", 100 * ms, false, false},
+		{"an event of the bond: at once", 100 * ms, true, true},
+		{"a second later", time.Second, false, true},
+		{"a ticker's second, a little early", time.Second - 3*ms, false, true},
+		{"short of a second by more than half an interval", 900 * ms, false, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := NewWindow(0)
+			first := snap(0, healthy)
+			w.Fill(first)
+			if find(first.Bonds[0].Findings, IDHalfDuplex) != nil {
+				t.Fatalf("healthy bond: %v", ids(first.Bonds[0].Findings))
+			}
+			var evs []collector.Event
+			if c.event {
+				evs = append(evs, collector.Event{Time: t0.Add(c.at), Bond: half.Name, Slave: "eth1", Kind: collector.EventSlaveState})
+			}
+			s := snap(c.at, half, evs...)
+			w.Fill(s)
+			if got := find(s.Bonds[0].Findings, IDHalfDuplex) != nil; got != c.want {
+				t.Errorf("half-duplex finding %v, want %v (findings %v)", got, c.want, ids(s.Bonds[0].Findings))
+			}
+		})
+	}
+
+	t.Run("an event of another bond does not count", func(t *testing.T) {
+		w := NewWindow(0)
+		w.Fill(snap(0, healthy))
+		s := snap(100*ms, half, collector.Event{Time: t0.Add(100 * ms), Bond: "other", Kind: collector.EventLinkDown})
+		w.Fill(s)
+		if find(s.Bonds[0].Findings, IDHalfDuplex) != nil {
+			t.Errorf("judged again on another bond's event: %v", ids(s.Bonds[0].Findings))
+		}
+	})
+
+	t.Run("carried findings are each snapshot's own", func(t *testing.T) {
+		w := NewWindow(0)
+		first := snap(0, half)
+		w.Fill(first)
+		second := snap(100*ms, half)
+		w.Fill(second)
+		if len(second.Bonds[0].Findings) == 0 {
+			t.Fatal("no findings carried")
+		}
+		// A consumer appending to one snapshot's findings (a drill left
+		// behind) must not change the next one's.
+		second.Bonds[0].Findings = append(second.Bonds[0].Findings, Finding{ID: "appended"})
+		third := snap(200*ms, half)
+		w.Fill(third)
+		fs := third.Bonds[0].Findings
+		if find(fs, "appended") != nil || len(fs) != len(first.Bonds[0].Findings) {
+			t.Errorf("third snapshot's findings %v, want those of the first %v", ids(fs), ids(first.Bonds[0].Findings))
+		}
+		// No room past the end: an append to the third copies, whatever
+		// the capacity of the analysis's slice was.
+		if cap(fs) != len(fs) {
+			t.Errorf("carried findings: capacity %d past length %d, shared with the other snapshots", cap(fs), len(fs))
+		}
+		third.Bonds[0].Findings = append(fs, Finding{ID: "third"})
+		if last := second.Bonds[0].Findings[len(second.Bonds[0].Findings)-1]; last.ID != "appended" {
+			t.Errorf("the second snapshot's appended finding became %q", last.ID)
+		}
+	})
+}

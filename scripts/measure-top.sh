@@ -40,10 +40,14 @@ ticks() { # utime+stime of a pid, in clock ticks
     awk '{ sub(/.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"
 }
 rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
+# RssAnon: the process's own memory (heap, stacks); the rest of VmRSS is
+# file pages mapped (the program and its libraries), clean and shared
+# with the page cache.
+anon_kb() { awk '/^RssAnon:/ { print $2 }' "/proc/$1/status"; }
 hz=$(getconf CLK_TCK)
 
 # run NAME COMMAND...: the command in a 160x48 tmux pane for SECONDS_EACH
-# (after a second to settle); prints "cpu% rssMB".
+# (after a second to settle); prints "cpu% rssMB anonMB".
 run() {
     tmux new-session -d -s "$session" -x 160 -y 48 "$*"
     sleep 1
@@ -54,21 +58,21 @@ run() {
     t0=$(ticks "$pid"); s0=$(date +%s.%N)
     sleep "$SECONDS_EACH"
     t1=$(ticks "$pid"); local s1; s1=$(date +%s.%N)
-    local rss; rss=$(rss_kb "$pid")
+    local rss anon; rss=$(rss_kb "$pid"); anon=$(anon_kb "$pid")
     tmux kill-session -t "$session"
-    awk -v a="$t0" -v b="$t1" -v s="$s0" -v e="$s1" -v hz="$hz" -v r="$rss" \
-        'BEGIN { printf "%.2f %.1f\n", (b-a)/hz/(e-s)*100, r/1024 }'
+    awk -v a="$t0" -v b="$t1" -v s="$s0" -v e="$s1" -v hz="$hz" -v r="$rss" -v an="$anon" \
+        'BEGIN { printf "%.2f %.1f %.1f\n", (b-a)/hz/(e-s)*100, r/1024, an/1024 }'
 }
 
-printf '%-8s %-6s %8s %8s %14s\n' tool pace "CPU %" "RSS MB" "CPU vs bmon"
+printf '%-8s %-6s %8s %8s %8s %14s\n' tool pace "CPU %" "RSS MB" "anon MB" "CPU vs bmon"
 for pace in 1s 100ms; do
     case $pace in 1s) bm=1; nl=1000 ;; 100ms) bm=0.1; nl=100 ;; esac
     # bond1 chosen: with several bonds the list would wait for a pick.
-    read -r bt_cpu bt_rss < <(run "$BIN" --root "$work/tree" --interval "$pace" bond1)
-    read -r bm_cpu bm_rss < <(run bmon -r "$bm")
-    read -r nl_cpu nl_rss < <(run nload -t "$nl")
+    read -r bt_cpu bt_rss bt_anon < <(run "$BIN" --root "$work/tree" --interval "$pace" bond1)
+    read -r bm_cpu bm_rss bm_anon < <(run bmon -r "$bm")
+    read -r nl_cpu nl_rss nl_anon < <(run nload -t "$nl")
     ratio() { awk -v a="$1" -v b="$bm_cpu" 'BEGIN { if (b > 0) printf "%.2f×", a/b; else print "-" }'; }
-    printf '%-8s %-6s %8s %8s %14s\n' bondtop "$pace" "$bt_cpu" "$bt_rss" "$(ratio "$bt_cpu")"
-    printf '%-8s %-6s %8s %8s %14s\n' bmon "$pace" "$bm_cpu" "$bm_rss" "1.00×"
-    printf '%-8s %-6s %8s %8s %14s\n' nload "$pace" "$nl_cpu" "$nl_rss" "$(ratio "$nl_cpu")"
+    printf '%-8s %-6s %8s %8s %8s %14s\n' bondtop "$pace" "$bt_cpu" "$bt_rss" "$bt_anon" "$(ratio "$bt_cpu")"
+    printf '%-8s %-6s %8s %8s %8s %14s\n' bmon "$pace" "$bm_cpu" "$bm_rss" "$bm_anon" "1.00×"
+    printf '%-8s %-6s %8s %8s %8s %14s\n' nload "$pace" "$nl_cpu" "$nl_rss" "$nl_anon" "$(ratio "$nl_cpu")"
 done

@@ -72,8 +72,13 @@ var brailleBits = [2][4]uint8{{0x01, 0x02, 0x04, 0x40}, {0x08, 0x10, 0x20, 0x80}
 
 // Draw draws the chart; it is called by tview on the event loop.
 func (c *trafficChart) Draw(screen tcell.Screen) {
-	drawFrame(screen, c.Box, c.GetTitle(), false, false, c.th)
-	c.drawLegend(screen)
+	legend := c.legend()
+	drawFrame(screen, c.Box, c.GetTitle(), legend.width(), false, false, c.th)
+	if len(legend) > 0 {
+		bx, by, bw, _ := c.GetRect()
+		w := legend.width()
+		drawLine(screen, bx+bw-1-w, by, w, legend)
+	}
 	x, y, w, h := c.GetInnerRect()
 	if c.hist == nil || w < yLabelWidth+4 || h < 2 || !c.to.After(c.from) {
 		return
@@ -209,10 +214,10 @@ func alignWindow(from, to time.Time, dotCols int) (time.Time, time.Time) {
 	return time.Unix(0, end-slot*int64(dotCols)), time.Unix(0, end)
 }
 
-// drawLegend writes "━ bond0 ━ e1 ━ e2" right-aligned on the top border,
+// legend is "━ bond0 ━ e1 ━ e2", drawn right-aligned on the top border,
 // dropping the names that do not fit from the end.
-func (c *trafficChart) drawLegend(screen tcell.Screen) {
-	bx, by, bw, _ := c.GetRect()
+func (c *trafficChart) legend() line {
+	bx, _, bw, _ := c.GetRect()
 	titleEnd := bx + 2 + len(c.GetTitle())
 	room := bx + bw - 2 - titleEnd
 	var l line
@@ -224,11 +229,9 @@ func (c *trafficChart) drawLegend(screen tcell.Screen) {
 		l = append(l, item...)
 	}
 	if len(l) == 0 {
-		return
+		return nil
 	}
-	l = append(line{{" ", c.th.base}}, l...)
-	w := l.width()
-	drawLine(screen, bx+bw-1-w, by, w, l)
+	return append(line{{" ", c.th.base}}, l...)
 }
 
 // niceCeil rounds v up to a round number (1, 1.5, 2, 2.5, 3, 4, 5, 6, 8

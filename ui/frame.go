@@ -3,6 +3,7 @@ package ui
 import (
 	"github.com/gdamore/tcell/v2"
 	"github.com/rivo/tview"
+	"github.com/rivo/uniseg"
 )
 
 // drawFrame draws a panel's border and title in the theme's colours, the
@@ -11,7 +12,12 @@ import (
 // Box also paints every cell of its area with spaces first, work the
 // event loop's screen clear has already done, and at 160x48 that was the
 // larger half of a redraw. clear is for overlays, drawn over other panels.
-func drawFrame(screen tcell.Screen, box *tview.Box, title string, focused, clear bool, th *theme) {
+// legend is the number of columns at the right end of the top border that
+// the caller draws over (a chart's legend): like the title's, they get no
+// border, because tcell sends a cell written twice in a frame to the
+// terminal again even when it ends the frame as it was (the titles and
+// legends were most of a frame's output at 160x48).
+func drawFrame(screen tcell.Screen, box *tview.Box, title string, legend int, focused, clear bool, th *theme) {
 	x, y, w, h := box.GetRect()
 	if w <= 0 || h <= 0 {
 		return
@@ -33,9 +39,18 @@ func drawFrame(screen tcell.Screen, box *tview.Box, title string, focused, clear
 	}
 	style := tcell.StyleDefault.Foreground(color)
 	put := func(cx, cy int, r rune) { screen.Put(cx, cy, string(r), style) }
+	if w > 4 {
+		title = truncate(title, w-2)
+	} else {
+		title = ""
+	}
+	titleEnd := x + 1 + uniseg.StringWidth(title)
+	legendStart := x + w - 1 - legend
 	horizontal := string(hz)
 	for cx := x + 1; cx < x+w-1; cx++ {
-		screen.Put(cx, y, horizontal, style)
+		if (cx >= titleEnd || title == "") && cx < legendStart {
+			screen.Put(cx, y, horizontal, style)
+		}
 		screen.Put(cx, y+h-1, horizontal, style)
 	}
 	vertical := string(vt)
@@ -47,11 +62,11 @@ func drawFrame(screen tcell.Screen, box *tview.Box, title string, focused, clear
 	put(x+w-1, y, tr)
 	put(x, y+h-1, bl)
 	put(x+w-1, y+h-1, br)
-	if title != "" && w > 4 {
+	if title != "" {
 		titleStyle := th.base
 		if focused {
 			titleStyle = th.strong
 		}
-		drawText(screen, x+1, y, w-2, truncate(title, w-2), titleStyle)
+		drawText(screen, x+1, y, w-2, title, titleStyle)
 	}
 }

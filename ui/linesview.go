@@ -44,9 +44,9 @@ func (v *linesView) Draw(screen tcell.Screen) {
 		v.SetTitle(" " + v.title() + " ")
 	}
 	if v.bordered {
-		drawFrame(screen, v.Box, v.GetTitle(), v.HasFocus(), v.clear, v.th)
+		drawFrame(screen, v.Box, v.GetTitle(), 0, v.HasFocus(), v.clear, v.th)
 	} else if v.clear {
-		drawFrame(screen, v.Box, "", false, true, v.th)
+		drawFrame(screen, v.Box, "", 0, false, true, v.th)
 	}
 	x, y, w, h := v.GetInnerRect()
 	if w <= 0 || h <= 0 {

@@ -26,6 +26,8 @@ type slaveTable struct {
 	rows []SlaveRow
 	// onEnter opens the details of the selected slave.
 	onEnter func()
+	// cursorScreen draws the cursor's row (see cursorRow).
+	cursorScreen cursorScreen
 }
 
 func newSlaveTable(th *theme, m *Model) *slaveTable {
@@ -286,7 +288,7 @@ func (t *slaveTable) Draw(screen tcell.Screen) {
 	if b != nil {
 		t.SetTitle(" " + b.Name + " slaves, sort " + m.Sort.String() + " ")
 	}
-	drawFrame(screen, t.Box, t.GetTitle(), t.HasFocus(), false, t.th)
+	drawFrame(screen, t.Box, t.GetTitle(), 0, t.HasFocus(), false, t.th)
 	x, y, w, h := t.GetInnerRect()
 	if w <= 0 || h <= 0 {
 		return
@@ -324,41 +326,50 @@ func (t *slaveTable) Draw(screen tcell.Screen) {
 		ri := t.offset + i
 		rowY := y + 1 + i
 		cx := x
+		screen := screen
+		if ri == cur {
+			screen = t.cursorRow(screen)
+		}
 		for j, c := range cols {
 			l := cells[ri][j]
 			if c.right {
 				l = append(line{{padLeft("", c.width-l.width()), t.th.base}}, l...)
 			}
 			used := drawLine(screen, cx, rowY, min(c.width, x+w-cx), l)
-			// Pad the cell and the gap after it: markSelected restyles
-			// the row as the screen holds it, which must be this frame's
-			// text to the last column, not what an older frame left.
+			// Pad the cell and the gap after it: no older frame's text
+			// may remain, and the cursor's colours reach the last column.
 			fill(screen, cx+used, rowY, min(c.width+1-used, x+w-cx-used), t.th.base)
 			cx += c.width + 1
 		}
 		fill(screen, cx, rowY, x+w-cx, t.th.base)
-		if ri == cur {
-			t.markSelected(screen, x, rowY, w)
-		}
 	}
 }
 
-// markSelected re-styles the cursor's row: reverse video while the table
-// has focus, underlined otherwise, so the row Enter opens stays visible.
-func (t *slaveTable) markSelected(screen tcell.Screen, x, y, w int) {
-	sel := t.th.selectedBlur
-	if t.HasFocus() {
-		sel = t.th.selected
+// cursorRow is screen for drawing the cursor's row: reverse video while
+// the table has focus, underlined otherwise, so the row Enter opens stays
+// visible. Each cell of the row is written once, in its final style
+// (restyling the row once drawn wrote every cell twice, each time through
+// tcell's locking and grapheme parsing).
+func (t *slaveTable) cursorRow(screen tcell.Screen) tcell.Screen {
+	t.cursorScreen = cursorScreen{Screen: screen, focused: t.HasFocus(), selected: t.th.selected}
+	return &t.cursorScreen
+}
+
+// cursorScreen is a screen whose writes take the cursor row's style.
+type cursorScreen struct {
+	tcell.Screen
+	focused  bool
+	selected tcell.Style
+}
+
+// Put implements tcell.Screen (drawText and fill write with it).
+func (c *cursorScreen) Put(x, y int, str string, style tcell.Style) (string, int) {
+	if c.focused {
+		style = c.selected // like htop: the whole row in the cursor's colours
+	} else {
+		style = style.Underline(true)
 	}
-	for i := range w {
-		str, style, _ := screen.Get(x+i, y)
-		if t.HasFocus() {
-			style = sel // like htop: the whole row in the cursor's colours
-		} else {
-			style = style.Underline(true)
-		}
-		screen.Put(x+i, y, str, style)
-	}
+	return c.Screen.Put(x, y, str, style)
 }
 
 func (t *slaveTable) emptyMessage() line {

@@ -163,7 +163,10 @@ type options struct {
 }
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	stopProfiles := startProfiles(os.Stderr)
+	code := run(os.Args[1:], os.Stdout, os.Stderr)
+	stopProfiles()
+	os.Exit(code)
 }
 
 // run is main without the process: it returns the exit code, so tests can
