@@ -283,6 +283,48 @@ func (r *run) failback(ctx context.Context) error {
 	return r.phase(ctx, "failback", action, act, done, settled, limit)
 }
 
+// busyWait and busyRetry: how long and how often a phase asks a busy
+// peer again before it gives up.
+const (
+	busyWait  = 5 * time.Second
+	busyRetry = 200 * time.Millisecond
+)
+
+// awaitFlowing waits until t's stream flows: the first datagram back, or
+// the data phase for a send-only stream. On failure it stops t and says
+// why, wrapping the test's own error (load.ErrBusy for a busy peer).
+func (r *run) awaitFlowing(ctx context.Context, name string, t *load.Test, meter *gapMeter) error {
+	stop := func() error {
+		t.Stop()
+		_, err := t.Wait()
+		return err
+	}
+	ready := time.NewTimer(10 * time.Second)
+	defer ready.Stop()
+	if r.d.opts.Direction != TX {
+		select {
+		case <-meter.started:
+		case <-t.Done():
+		case <-ready.C:
+		case <-ctx.Done():
+		}
+		if meter.count() == 0 {
+			return fmt.Errorf("%s: no datagram from %s within 10 s: is it running bondtop serve or iperf3 -s? (%w)", name, r.d.Peer, stop())
+		}
+		return nil
+	}
+	for t.Phase() != load.Running {
+		select {
+		case <-t.Done():
+			return fmt.Errorf("%s: measuring stream to %s: %w", name, r.d.Peer, stop())
+		case <-ready.C:
+			return fmt.Errorf("%s: the measuring stream to %s did not start within 10 s (%w)", name, r.d.Peer, stop())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	return nil
+}
+
 // phase runs one measuring stream around one action: baseline, the
 // action, then until done says so (given the time the bond settled) or
 // limit passed; settled says when the bond reached its expected state.
@@ -313,45 +355,32 @@ func (r *run) phase(ctx context.Context, name, action string, act func() error, 
 	default:
 		cfg.Direction = load.Bidirectional
 	}
-	t, err := load.Start(ctx, cfg)
-	if err != nil {
-		return fmt.Errorf("%s: measuring stream to %s: %w", name, r.d.Peer, err)
-	}
-	go func() {
-		for range t.Intervals() {
+	// The peer may still be closing the previous phase's test (an iperf3
+	// server runs one at a time, and answers ACCESS_DENIED meanwhile):
+	// a busy peer is asked again for a few seconds.
+	var t *load.Test
+	busyUntil := time.Now().Add(busyWait)
+	for {
+		var err error
+		if t, err = load.Start(ctx, cfg); err != nil {
+			err = fmt.Errorf("%s: measuring stream to %s: %w", name, r.d.Peer, err)
+		} else {
+			go func(t *load.Test) {
+				for range t.Intervals() {
+				}
+			}(t)
+			if err = r.awaitFlowing(ctx, name, t, meter); err == nil {
+				break
+			}
 		}
-	}()
+		if errors.Is(err, load.ErrBusy) && time.Now().Before(busyUntil) && sleep(ctx, busyRetry) {
+			continue
+		}
+		return err
+	}
 	stop := func() (load.Summary, error) {
 		t.Stop()
 		return t.Wait()
-	}
-	// The stream must flow before the action: the first datagram back,
-	// or the data phase for a send-only stream.
-	ready := time.NewTimer(10 * time.Second)
-	defer ready.Stop()
-	if o.Direction != TX {
-		select {
-		case <-meter.started:
-		case <-t.Done():
-		case <-ready.C:
-		case <-ctx.Done():
-		}
-		if meter.count() == 0 {
-			_, err := stop()
-			return fmt.Errorf("%s: no datagram from %s within 10 s: is it running bondtop serve or iperf3 -s? (%v)", name, r.d.Peer, err)
-		}
-	} else {
-		for t.Phase() != load.Running {
-			select {
-			case <-t.Done():
-				_, err := stop()
-				return fmt.Errorf("%s: measuring stream to %s: %v", name, r.d.Peer, err)
-			case <-ready.C:
-				_, err := stop()
-				return fmt.Errorf("%s: the measuring stream to %s did not start within 10 s (%v)", name, r.d.Peer, err)
-			case <-time.After(10 * time.Millisecond):
-			}
-		}
 	}
 	if !sleep(ctx, baseline) {
 		stop()
