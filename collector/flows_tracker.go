@@ -106,12 +106,7 @@ func (t *flowTracker) attach(now time.Time, snap *Snapshot, bonds []bonding.Bond
 	seen := make(map[string]bool, len(snap.Bonds))
 	for i := range snap.Bonds {
 		bs := &snap.Bonds[i]
-		var b *bonding.Bond
-		for j := range bonds {
-			if bonds[j].Name == bs.Name {
-				b = &bonds[j]
-			}
-		}
+		b := bondNamed(bonds, bs.Name)
 		if b == nil {
 			continue
 		}

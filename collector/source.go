@@ -26,10 +26,13 @@ type Reading struct {
 }
 
 // Bond returns the bond called name, or nil.
-func (r *Reading) Bond(name string) *bonding.Bond {
-	for i := range r.Bonds {
-		if r.Bonds[i].Name == name {
-			return &r.Bonds[i]
+func (r *Reading) Bond(name string) *bonding.Bond { return bondNamed(r.Bonds, name) }
+
+// bondNamed returns the bond called name in bonds, or nil.
+func bondNamed(bonds []bonding.Bond, name string) *bonding.Bond {
+	for i := range bonds {
+		if bonds[i].Name == name {
+			return &bonds[i]
 		}
 	}
 	return nil

@@ -234,12 +234,7 @@ func (t *meterTracker) attach(now time.Time, snap *Snapshot, bonds []bonding.Bon
 	}
 	for i := range snap.Bonds {
 		bs := &snap.Bonds[i]
-		var b *bonding.Bond
-		for j := range bonds {
-			if bonds[j].Name == bs.Name {
-				b = &bonds[j]
-			}
-		}
+		b := bondNamed(bonds, bs.Name)
 		if b == nil {
 			continue
 		}
