@@ -100,6 +100,8 @@ type dashboard struct {
 
 	// ctx ends with the dashboard: load tests stop cleanly with it.
 	ctx context.Context
+	// cores gives load tests and drills every core while they run.
+	cores *cores
 	// posted are updates from other goroutines (load tests) waiting for
 	// the event loop; see post.
 	postMu     sync.Mutex
@@ -174,6 +176,8 @@ func (d *dashboard) run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	d.ctx = ctx
+	d.cores = narrowCores()
+	defer d.cores.undo()
 
 	var wg sync.WaitGroup
 	wg.Go(func() {

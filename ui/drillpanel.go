@@ -110,7 +110,9 @@ func (d *dashboard) runDrill() {
 	ctx, cancel := context.WithCancel(d.ctx)
 	st.step, st.cancel = drillRunning, cancel
 	gen, plan := st.gen, st.plan
+	release := d.cores.acquire()
 	go func() {
+		defer release()
 		res, err := plan.Run(ctx, func(s string) {
 			d.post(func() {
 				if p.drill.gen == gen {

@@ -3,7 +3,6 @@ package ui
 import (
 	"github.com/gdamore/tcell/v2"
 	"github.com/rivo/tview"
-	"github.com/rivo/uniseg"
 )
 
 // drawFrame draws a panel's border and title in the theme's colours, the
@@ -44,7 +43,7 @@ func drawFrame(screen tcell.Screen, box *tview.Box, title string, legend int, fo
 	} else {
 		title = ""
 	}
-	titleEnd := x + 1 + uniseg.StringWidth(title)
+	titleEnd := x + 1 + textWidth(title)
 	legendStart := x + w - 1 - legend
 	horizontal := string(hz)
 	for cx := x + 1; cx < x+w-1; cx++ {

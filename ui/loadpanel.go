@@ -319,17 +319,24 @@ func (d *dashboard) startLoad() {
 	b := d.model.Selected()
 	p.bond = d.model.Bond
 	ctx, runner := d.ctx, p.runner
+	release := d.cores.acquire()
 	go func() {
 		run, err := runner.Start(ctx, b, req)
-		d.post(func() { d.loadStarted(gen, run, err) })
+		if err != nil {
+			release()
+		}
+		d.post(func() { d.loadStarted(gen, run, err, release) })
 	}()
 }
 
-func (d *dashboard) loadStarted(gen int, run *LoadRun, err error) {
+// loadStarted takes the started test (or why not); release gives the
+// cores back when the test ends.
+func (d *dashboard) loadStarted(gen int, run *LoadRun, err error, release func()) {
 	p := d.loadp
 	if gen != p.gen {
 		if run != nil {
 			run.Test.Stop() // superseded while it started
+			go func() { <-run.Test.Done(); release() }()
 		}
 		return
 	}
@@ -353,6 +360,7 @@ func (d *dashboard) loadStarted(gen int, run *LoadRun, err error) {
 			d.post(func() { d.loadInterval(gen, iv) })
 		}
 		<-run.Test.Done()
+		release()
 		sum, err := run.Test.Result()
 		d.post(func() { d.loadDone(gen, run, sum, err) })
 	}()

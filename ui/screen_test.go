@@ -9,6 +9,7 @@ import (
 
 	"github.com/gdamore/tcell/v2"
 	"github.com/rivo/tview"
+	"github.com/rivo/uniseg"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden screens in testdata/")
@@ -117,5 +118,14 @@ func (s *sim) golden(name string) {
 	}
 	if got != string(want) {
 		s.t.Errorf("screen %s differs from %s (go test ./ui -update rewrites it)\n--- got\n%s--- want\n%s", name, path, got, want)
+	}
+}
+
+// TestTextWidthMatchesUniseg: the ASCII shortcut gives uniseg's answer.
+func TestTextWidthMatchesUniseg(t *testing.T) {
+	for _, s := range []string{"", "bond0", "ens1f0 up 9.41G", "tab\there", "ctl\x01x", "déjà", "漢字", "e\u0301", "\x7f", "—"} {
+		if got, want := textWidth(s), uniseg.StringWidth(s); got != want {
+			t.Errorf("textWidth(%q) = %d, uniseg says %d", s, got, want)
+		}
 	}
 }

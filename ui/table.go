@@ -8,7 +8,6 @@ import (
 	"github.com/bondtop/bondtop/collector"
 	"github.com/gdamore/tcell/v2"
 	"github.com/rivo/tview"
-	"github.com/rivo/uniseg"
 )
 
 // slaveTable lists the selected bond's slaves, one row each, and keeps a
@@ -267,7 +266,7 @@ func measure(cols []*column, rows []SlaveRow) ([][]line, int) {
 	}
 	total := 0
 	for j, c := range cols {
-		c.width = uniseg.StringWidth(c.title)
+		c.width = textWidth(c.title)
 		for i, r := range rows {
 			cells[i][j] = c.cell(r)
 			c.width = max(c.width, cells[i][j].width())

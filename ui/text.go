@@ -22,11 +22,23 @@ func (l line) add(text string, style tcell.Style) line {
 	return append(l, span{text, style})
 }
 
+// textWidth is the number of screen columns s takes. Printable ASCII,
+// most of what the dashboard shows, is one column a byte; only other text
+// pays for uniseg's grapheme parsing (a third of a frame's measuring).
+func textWidth(s string) int {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f {
+			return uniseg.StringWidth(s)
+		}
+	}
+	return len(s)
+}
+
 // width is the number of screen columns the line takes.
 func (l line) width() int {
 	w := 0
 	for _, s := range l {
-		w += uniseg.StringWidth(s.text)
+		w += textWidth(s.text)
 	}
 	return w
 }
@@ -85,7 +97,7 @@ func fill(screen tcell.Screen, x, y, width int, style tcell.Style) {
 
 // padRight returns s padded with spaces to width columns (never cut).
 func padRight(s string, width int) string {
-	for w := uniseg.StringWidth(s); w < width; w++ {
+	for w := textWidth(s); w < width; w++ {
 		s += " "
 	}
 	return s
@@ -93,7 +105,7 @@ func padRight(s string, width int) string {
 
 // padLeft right-aligns s in width columns (never cut).
 func padLeft(s string, width int) string {
-	w := uniseg.StringWidth(s)
+	w := textWidth(s)
 	if w >= width {
 		return s
 	}
@@ -109,7 +121,7 @@ func truncate(s string, width int) string {
 	if width <= 0 {
 		return ""
 	}
-	if uniseg.StringWidth(s) <= width {
+	if textWidth(s) <= width {
 		return s
 	}
 	out := ""
@@ -131,7 +143,7 @@ func truncate(s string, width int) string {
 // wrap breaks text into lines of at most width columns at spaces; a word
 // longer than width is cut. Lines after the first start with indent.
 func wrap(text string, width int, indent string) []string {
-	if width <= len(indent)+1 || uniseg.StringWidth(text) <= width {
+	if width <= len(indent)+1 || textWidth(text) <= width {
 		return []string{text}
 	}
 	var out []string
@@ -140,13 +152,13 @@ func wrap(text string, width int, indent string) []string {
 		switch {
 		case cur == "":
 			cur = word
-		case uniseg.StringWidth(cur)+1+uniseg.StringWidth(word) <= width:
+		case textWidth(cur)+1+textWidth(word) <= width:
 			cur += " " + word
 		default:
 			out = append(out, cur)
 			cur = indent + word
 		}
-		for uniseg.StringWidth(cur) > width {
+		for textWidth(cur) > width {
 			out = append(out, truncateExact(cur, width))
 			cur = indent + cur[len(truncateExact(cur, width)):]
 		}
