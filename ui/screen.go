@@ -1,6 +1,8 @@
 package ui
 
 import (
+	"slices"
+
 	"github.com/gdamore/tcell/v2"
 )
 
@@ -16,22 +18,63 @@ import (
 // It also remembers what it last put in each cell, so a write of the same
 // text and style (most of a screen, most of the time) does not go through
 // tcell's locking and grapheme parsing again: the cell already holds it,
-// as nothing clears it any more.
+// as nothing clears it any more. And when a frame changed no cell (and
+// not the cursor), Show leaves tcell alone: tcell would compare every
+// cell of the screen and ask the terminal its size only to send nothing.
 type quietScreen struct {
 	tcell.Screen
 	width, height int
 	written       []bool // this frame, by y*width+x
 	shown         []shownCell
+	changed       bool // a cell or the cursor changed since the last Show
+
+	// styles numbers the styles seen, so a shown cell records two bytes
+	// instead of a 72-byte tcell.Style: the record of a 160x48 screen is
+	// then 184 kB rather than 737 kB, read through on every frame. Runs
+	// of text share a style, so the last one answers most lookups.
+	styles    []tcell.Style
+	lastStyle tcell.Style
+	lastID    uint16
+
+	cursorX, cursorY int // -1: hidden
 }
 
 // shownCell is what quietScreen last put in a cell.
 type shownCell struct {
 	str   string
-	style tcell.Style
-	width int
+	style uint16 // index in styles
+	width uint8
+	// whole: str was all of what Put got, so a Put of the same str and
+	// style may be answered from here.
+	whole bool
 }
 
-func newQuietScreen(s tcell.Screen) *quietScreen { return &quietScreen{Screen: s} }
+// maxStyles bounds the style table; a style beyond it is never
+// shortcut (the dashboard uses a few dozen).
+const maxStyles = 1 << 12
+
+// noStyle is the id of a style not in the table.
+const noStyle = maxStyles
+
+func newQuietScreen(s tcell.Screen) *quietScreen {
+	return &quietScreen{Screen: s, cursorX: -1, cursorY: -1, styles: []tcell.Style{tcell.StyleDefault}}
+}
+
+// styleID numbers style (noStyle when the table is full).
+func (s *quietScreen) styleID(style tcell.Style) uint16 {
+	if style == s.lastStyle {
+		return s.lastID
+	}
+	id := uint16(noStyle)
+	if i := slices.Index(s.styles, style); i >= 0 {
+		id = uint16(i)
+	} else if len(s.styles) < maxStyles {
+		id = uint16(len(s.styles))
+		s.styles = append(s.styles, style)
+	}
+	s.lastStyle, s.lastID = style, id
+	return id
+}
 
 // Clear starts a frame (tview calls it first thing in every draw): forget
 // what was written, keep what is shown.
@@ -42,6 +85,7 @@ func (s *quietScreen) Clear() {
 		s.width, s.height = w, h
 		s.written = make([]bool, w*h)
 		s.shown = make([]shownCell, w*h)
+		s.changed = true
 	}
 	clear(s.written)
 }
@@ -59,18 +103,21 @@ func (s *quietScreen) mark(x, y, width int) {
 func (s *quietScreen) Put(x, y int, str string, style tcell.Style) (string, int) {
 	if x >= 0 && y >= 0 && x < s.width && y < s.height {
 		i := y*s.width + x
-		if c := &s.shown[i]; c.str == str && c.style == style && c.width > 0 {
-			s.mark(x, y, c.width)
-			return "", c.width // the cell holds this already
+		id := s.styleID(style)
+		if c := &s.shown[i]; c.whole && c.style == id && id != noStyle && c.str == str {
+			s.mark(x, y, int(c.width))
+			return "", int(c.width) // the cell holds this already
 		}
 		rest, width := s.Screen.Put(x, y, str, style)
-		s.shown[i] = shownCell{str: str[:len(str)-len(rest)], style: style, width: width}
-		if rest != "" {
-			s.shown[i].width = 0 // the cluster is not all of str: no shortcut
+		c := shownCell{str: str[:len(str)-len(rest)], style: id, width: uint8(min(width, 255)), whole: rest == ""}
+		if old := s.shown[i]; old.str != c.str || old.style != c.style || old.width != c.width || id == noStyle {
+			s.changed = true
 		}
+		s.shown[i] = c
 		s.mark(x, y, max(width, 1))
 		return rest, width
 	}
+	s.changed = true
 	return s.Screen.Put(x, y, str, style)
 }
 
@@ -124,14 +171,36 @@ func (s *quietScreen) blankUnwritten() {
 }
 
 // Show implements tcell.Screen: blank what was not drawn, then send the
-// changed cells.
+// changed cells, if any.
 func (s *quietScreen) Show() {
 	s.blankUnwritten()
+	if !s.changed {
+		return
+	}
+	s.changed = false
 	s.Screen.Show()
 }
 
 // Sync implements tcell.Screen.
 func (s *quietScreen) Sync() {
 	s.blankUnwritten()
+	s.changed = false
 	s.Screen.Sync()
+}
+
+// ShowCursor implements tcell.Screen; tcell moves the cursor in Show, so
+// a moved cursor is a change.
+func (s *quietScreen) ShowCursor(x, y int) {
+	if x != s.cursorX || y != s.cursorY {
+		s.cursorX, s.cursorY, s.changed = x, y, true
+	}
+	s.Screen.ShowCursor(x, y)
+}
+
+// HideCursor implements tcell.Screen.
+func (s *quietScreen) HideCursor() {
+	if s.cursorX != -1 || s.cursorY != -1 {
+		s.cursorX, s.cursorY, s.changed = -1, -1, true
+	}
+	s.Screen.HideCursor()
 }

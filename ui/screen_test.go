@@ -129,3 +129,85 @@ func TestTextWidthMatchesUniseg(t *testing.T) {
 		}
 	}
 }
+
+// showCounter counts the frames that reach the terminal.
+type showCounter struct {
+	tcell.Screen
+	shows int
+}
+
+func (c *showCounter) Show() { c.shows++; c.Screen.Show() }
+
+// TestQuietScreenSkipsUnchangedFrames: a frame that changed no cell and
+// not the cursor is not sent; a changed cell, style or cursor is, and
+// what reaches the screen is right every time.
+func TestQuietScreenSkipsUnchangedFrames(t *testing.T) {
+	sim := tcell.NewSimulationScreen("")
+	if err := sim.Init(); err != nil {
+		t.Fatal(err)
+	}
+	sim.SetSize(20, 3)
+	counter := &showCounter{Screen: sim}
+	q := newQuietScreen(counter)
+	red := tcell.StyleDefault.Foreground(tcell.ColorRed)
+	frame := func(text string, style tcell.Style) {
+		q.Clear()
+		q.PutStrStyled(0, 1, text, style)
+		q.Show()
+	}
+	cell := func(x int) (string, tcell.Style) {
+		str, style, _ := sim.Get(x, 1)
+		return str, style
+	}
+	steps := []struct {
+		name       string
+		do         func()
+		wantShows  int
+		wantText   string
+		wantStyled tcell.Style
+	}{
+		{"first frame", func() { frame("bond0 up", red) }, 1, "b", red},
+		{"same frame again", func() { frame("bond0 up", red) }, 1, "b", red},
+		{"a digit changes", func() { frame("bond1 up", red) }, 2, "b", red},
+		{"only the style changes", func() { frame("bond1 up", tcell.StyleDefault) }, 3, "b", tcell.StyleDefault},
+		{"the cursor moves", func() { q.ShowCursor(3, 1); frame("bond1 up", tcell.StyleDefault) }, 4, "b", tcell.StyleDefault},
+		{"the cursor stays", func() { q.ShowCursor(3, 1); frame("bond1 up", tcell.StyleDefault) }, 4, "b", tcell.StyleDefault},
+		{"the cursor hides", func() { q.HideCursor(); frame("bond1 up", tcell.StyleDefault) }, 5, "b", tcell.StyleDefault},
+		{"text shorter: the rest is blanked", func() { frame("b", tcell.StyleDefault) }, 6, "b", tcell.StyleDefault},
+	}
+	for _, st := range steps {
+		st.do()
+		if counter.shows != st.wantShows {
+			t.Fatalf("%s: %d frames sent, want %d", st.name, counter.shows, st.wantShows)
+		}
+		if str, style := cell(0); str != st.wantText || style != st.wantStyled {
+			t.Fatalf("%s: cell 0 holds %q %v, want %q %v", st.name, str, style, st.wantText, st.wantStyled)
+		}
+	}
+	if str, _ := cell(4); str != " " {
+		t.Fatalf("cell 4 holds %q after the shorter frame, want a blank", str)
+	}
+	if str, _ := cell(4); str == "1" {
+		t.Fatal("the changed digit never reached the screen")
+	}
+}
+
+// TestQuietScreenManyStyles: styles past the table's end are drawn
+// right, only without the shortcut.
+func TestQuietScreenManyStyles(t *testing.T) {
+	sim := tcell.NewSimulationScreen("")
+	if err := sim.Init(); err != nil {
+		t.Fatal(err)
+	}
+	sim.SetSize(4, 1)
+	q := newQuietScreen(sim)
+	for i := range maxStyles + 10 {
+		st := tcell.StyleDefault.Foreground(tcell.NewRGBColor(int32(i>>8), int32(i&0xff), 7))
+		q.Clear()
+		q.Put(0, 0, "x", st)
+		q.Show()
+		if _, got, _ := sim.Get(0, 0); got != st {
+			t.Fatalf("style %d: the cell holds %v, want %v", i, got, st)
+		}
+	}
+}
