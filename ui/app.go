@@ -86,6 +86,9 @@ type dashboard struct {
 
 	root                         *screenLayout
 	header, footer, side, events *linesView
+	// The footer's last lines and what they were made of.
+	footerKey   footerKey
+	footerLines []line
 	table                        *slaveTable
 	rx, tx                       *trafficChart
 	overlay                      *linesView
@@ -256,14 +259,31 @@ func (d *dashboard) prepareCharts() {
 		chart *trafficChart
 		tx    bool
 	}{{d.rx, false}, {d.tx, true}} {
-		lines := make([]chartLine, 0, len(b.Slaves)+1)
-		lines = append(lines, chartLine{label: b.Name, style: d.th.bond, key: collector.Series{Bond: b.Name, Tx: c.tx}})
-		for i := range b.Slaves {
-			name := b.Slaves[i].Name
-			lines = append(lines, chartLine{label: name, style: d.th.slave(i), key: collector.Series{Bond: b.Name, Slave: name, Tx: c.tx}})
+		lines := c.chart.lines
+		if !sameSeries(lines, b) {
+			lines = make([]chartLine, 0, len(b.Slaves)+1)
+			lines = append(lines, chartLine{label: b.Name, style: d.th.bond, key: collector.Series{Bond: b.Name, Tx: c.tx}})
+			for i := range b.Slaves {
+				name := b.Slaves[i].Name
+				lines = append(lines, chartLine{label: name, style: d.th.slave(i), key: collector.Series{Bond: b.Name, Slave: name, Tx: c.tx}})
+			}
 		}
 		c.chart.show(d.feed.History(), lines, from, to)
 	}
+}
+
+// sameSeries reports whether lines are already b's and its slaves', in
+// order: then the chart keeps them (and its legend) from the last frame.
+func sameSeries(lines []chartLine, b *collector.BondSample) bool {
+	if len(lines) != len(b.Slaves)+1 || lines[0].key.Bond != b.Name {
+		return false
+	}
+	for i := range b.Slaves {
+		if lines[i+1].key.Slave != b.Slaves[i].Name {
+			return false
+		}
+	}
+	return true
 }
 
 // handleKey is the global key map. It only changes the Model or the focus

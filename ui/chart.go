@@ -37,6 +37,12 @@ type trafficChart struct {
 
 	// peaks caches each series' columns between draws.
 	peaks map[collector.Series]*slotPeaks
+	// The legend last drawn, for legendRoom columns and the lines
+	// legendOf (the same slice as lines while the bond and its slaves
+	// stay the same).
+	legendLine line
+	legendRoom int
+	legendOf   []chartLine
 	// Scratch space reused from draw to draw.
 	dots  []uint8 // braille bits per plot cell
 	owner []int8  // which line last set a dot in the cell
@@ -216,10 +222,21 @@ func alignWindow(from, to time.Time, dotCols int) (time.Time, time.Time) {
 
 // legend is "━ bond0 ━ e1 ━ e2", drawn right-aligned on the top border,
 // dropping the names that do not fit from the end.
+//
+// It is made again only when the room or the lines changed.
 func (c *trafficChart) legend() line {
 	bx, _, bw, _ := c.GetRect()
 	titleEnd := bx + 2 + len(c.GetTitle())
 	room := bx + bw - 2 - titleEnd
+	if c.legendRoom == room && len(c.legendOf) == len(c.lines) && (len(c.lines) == 0 || &c.legendOf[0] == &c.lines[0]) {
+		return c.legendLine
+	}
+	c.legendRoom, c.legendOf = room, c.lines
+	c.legendLine = c.makeLegend(room)
+	return c.legendLine
+}
+
+func (c *trafficChart) makeLegend(room int) line {
 	var l line
 	for _, ln := range c.lines {
 		item := line{{"━", ln.style}, {ln.label + " ", c.th.base}}

@@ -19,7 +19,11 @@ import (
 // pack joins segments with two spaces, as many as fit in width, in order
 // of importance.
 func pack(width int, segments ...line) line {
-	var out line
+	n := 0
+	for _, s := range segments {
+		n += len(s) + 1
+	}
+	out := make(line, 0, n)
 	for _, s := range segments {
 		if len(s) == 0 {
 			continue
@@ -208,6 +212,14 @@ type keyHint struct{ key, what string }
 // renderFooter shows the keys, the most needed first, as many as fit.
 func (d *dashboard) renderFooter(width, _ int) []line {
 	m, th := d.model, d.th
+	// The hints change with a key press, not with a snapshot: made again
+	// only when what they show changed.
+	key := footerKey{width: width, paused: m.Paused, many: len(m.Bonds()) > 1,
+		interval: m.Interval, window: m.Window, sort: m.Sort}
+	if d.footerLines != nil && d.footerKey == key {
+		return d.footerLines
+	}
+	d.footerKey = key
 	pause := "pause"
 	if m.Paused {
 		pause = "resume"
@@ -215,7 +227,7 @@ func (d *dashboard) renderFooter(width, _ int) []line {
 	hints := []keyHint{
 		{"q", "quit"}, {"?", "help"}, {"Tab", "focus"}, {"Enter", "details"},
 	}
-	if len(m.Bonds()) > 1 {
+	if key.many {
 		hints = append(hints, keyHint{"b [ ]", "bond"})
 	}
 	hints = append(hints,
@@ -234,7 +246,16 @@ func (d *dashboard) renderFooter(width, _ int) []line {
 		}
 		out = append(out, item...)
 	}
-	return []line{out}
+	d.footerLines = []line{out}
+	return d.footerLines
+}
+
+// footerKey is what the footer's hints depend on.
+type footerKey struct {
+	width            int
+	paused, many     bool
+	interval, window time.Duration
+	sort             SortOrder
 }
 
 // renderSide is the right-hand panel: what needs attention first, then

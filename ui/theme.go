@@ -12,6 +12,10 @@ import (
 type theme struct {
 	mono bool
 
+	// portFlags holds the drawn line of each LACP port state, made when
+	// first asked for (see portFlags).
+	portFlags [256]line
+
 	base    tcell.Style // ordinary text
 	dim     tcell.Style // labels, units, absent values
 	strong  tcell.Style // values the eye should find first
