@@ -87,19 +87,19 @@ type dashboard struct {
 	root                         *screenLayout
 	header, footer, side, events *linesView
 	// The footer's last lines and what they were made of.
-	footerKey   footerKey
-	footerLines []line
-	table                        *slaveTable
-	rx, tx                       *trafficChart
-	overlay                      *linesView
-	overlayName                  string
-	overlayFrom                  tview.Primitive // focus to return to
-	visible                      panes           // where the last draw put the panels
-	chooser                      chooserState
-	chooserShown                 bool
-	diag                         diagState
-	flows                        flowsState
-	loadp                        *loadPanel
+	footerKey    footerKey
+	footerLines  []line
+	table        *slaveTable
+	rx, tx       *trafficChart
+	overlay      *linesView
+	overlayName  string
+	overlayFrom  tview.Primitive // focus to return to
+	visible      panes           // where the last draw put the panels
+	chooser      chooserState
+	chooserShown bool
+	diag         diagState
+	flows        flowsState
+	loadp        *loadPanel
 
 	// ctx ends with the dashboard: load tests stop cleanly with it.
 	ctx context.Context
