@@ -164,9 +164,13 @@ func (s *quietScreen) blankUnwritten() {
 		s.Clear()
 	}
 	for i, done := range s.written {
-		if !done {
-			s.Put(i%s.width, i/s.width, " ", tcell.StyleDefault)
+		if done {
+			continue
 		}
+		if c := &s.shown[i]; c.whole && c.style == 0 && c.str == " " {
+			continue // blank already (style 0 is tcell.StyleDefault)
+		}
+		s.Put(i%s.width, i/s.width, " ", tcell.StyleDefault)
 	}
 }
 
