@@ -419,11 +419,11 @@ func (d *dashboard) renderOverlay(width, height int) []line {
 	return nil
 }
 
-// drawOverlay centres the open overlay, as tall as its text needs.
-func (d *dashboard) drawOverlay(screen tcell.Screen, x, y, w, h int) {
+// placeOverlay puts the open overlay where it goes in the area (x, y, w,
+// h): docked (the load panel), or centred, as tall as its text needs.
+func (d *dashboard) placeOverlay(x, y, w, h int) {
 	if r, ok := d.dockRect(); ok && d.overlayName == overlayLoad && d.loadp.docked() {
 		d.overlay.SetRect(x+r.x, y+r.y, r.w, r.h)
-		d.overlay.Draw(screen)
 		return
 	}
 	ow := min(w-2, d.overlayWidth())
@@ -434,7 +434,6 @@ func (d *dashboard) drawOverlay(screen tcell.Screen, x, y, w, h int) {
 	lines := len(d.renderOverlay(ow-2, h))
 	oh := max(min(h-2, lines+2), min(h, 3))
 	d.overlay.SetRect(x+(w-ow)/2, y+max((h-oh)/2, 0), ow, oh)
-	d.overlay.Draw(screen)
 }
 
 // cycleFocus moves focus over the visible panels that take keys.

@@ -22,8 +22,12 @@ func drawFrame(screen tcell.Screen, box *tview.Box, title string, legend int, fo
 		return
 	}
 	if clear {
-		for row := y; row < y+h; row++ {
-			fill(screen, x, row, w, th.base)
+		if q, ok := screen.(*quietScreen); ok {
+			q.blankIn(x, y, w, h, th.base) // what stays unwritten, once
+		} else {
+			for row := y; row < y+h; row++ {
+				fill(screen, x, row, w, th.base)
+			}
 		}
 	}
 	if w < 2 || h < 2 {

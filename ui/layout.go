@@ -110,7 +110,18 @@ func (l *screenLayout) Draw(screen tcell.Screen) {
 		prim.SetRect(x+r.x, y+r.y, r.w, r.h)
 		prim.Draw(screen)
 	}
-	d.visible = p
+	d.visible = p // before the overlay: a docked one goes where the panels are
+	if d.overlayName != "" {
+		// The overlay is placed first, and what the panels would draw
+		// under it is dropped: a cell written twice in a frame goes to
+		// the terminal again, so every cell under an open overlay was
+		// sent on every frame (three times the CPU with the flows open).
+		d.placeOverlay(x, y, w, h)
+		if d.screen != nil {
+			d.screen.cover(d.overlay.GetRect())
+			defer d.screen.uncover()
+		}
+	}
 	place(d.header, p.header)
 	place(d.table, p.table)
 	place(d.rx, p.rx)
@@ -119,7 +130,10 @@ func (l *screenLayout) Draw(screen tcell.Screen) {
 	place(d.events, p.events)
 	place(d.footer, p.footer)
 	if d.overlayName != "" {
-		d.drawOverlay(screen, x, y, w, h)
+		if d.screen != nil {
+			d.screen.uncover()
+		}
+		d.overlay.Draw(screen)
 	}
 }
 

@@ -1,9 +1,11 @@
 package ui
 
 import (
+	"image"
 	"slices"
 
 	"github.com/gdamore/tcell/v2"
+	"github.com/rivo/uniseg"
 )
 
 // quietScreen is the terminal as tview sees it, with one difference: the
@@ -37,7 +39,31 @@ type quietScreen struct {
 	lastID    uint16
 
 	cursorX, cursorY int // -1: hidden
+
+	// covered is a rectangle an overlay paints over this frame: writes
+	// under it are dropped, as the overlay's own will replace them.
+	covered image.Rectangle
+	// paint is a rectangle whose cells nothing writes this frame are
+	// blanked in paintStyle rather than the default (an overlay's
+	// background): filling it first would write its cells twice.
+	paint      image.Rectangle
+	paintStyle tcell.Style
 }
+
+// blankIn has the cells of (x, y, w, h) that nothing writes this frame
+// blanked in style: an overlay's clear, without writing each cell twice.
+func (s *quietScreen) blankIn(x, y, w, h int, style tcell.Style) {
+	s.paint = image.Rect(x, y, x+max(w, 0), y+max(h, 0))
+	s.paintStyle = style
+}
+
+// cover drops the writes inside (x, y, w, h) until uncover.
+func (s *quietScreen) cover(x, y, w, h int) {
+	s.covered = image.Rect(x, y, x+max(w, 0), y+max(h, 0))
+}
+
+// uncover lets every write through again.
+func (s *quietScreen) uncover() { s.covered = image.Rectangle{} }
 
 // shownCell is what quietScreen last put in a cell.
 type shownCell struct {
@@ -88,6 +114,7 @@ func (s *quietScreen) Clear() {
 		s.changed = true
 	}
 	clear(s.written)
+	s.paint = image.Rectangle{}
 }
 
 func (s *quietScreen) mark(x, y, width int) {
@@ -101,6 +128,9 @@ func (s *quietScreen) mark(x, y, width int) {
 
 // Put implements tcell.Screen, noting the cells written.
 func (s *quietScreen) Put(x, y int, str string, style tcell.Style) (string, int) {
+	if !s.covered.Empty() && image.Pt(x, y).In(s.covered) {
+		return dropCluster(str)
+	}
 	if x >= 0 && y >= 0 && x < s.width && y < s.height {
 		i := y*s.width + x
 		id := s.styleID(style)
@@ -167,10 +197,15 @@ func (s *quietScreen) blankUnwritten() {
 		if done {
 			continue
 		}
+		x, y := i%s.width, i/s.width
+		if !s.paint.Empty() && image.Pt(x, y).In(s.paint) {
+			s.Put(x, y, " ", s.paintStyle)
+			continue
+		}
 		if c := &s.shown[i]; c.whole && c.style == 0 && c.str == " " {
 			continue // blank already (style 0 is tcell.StyleDefault)
 		}
-		s.Put(i%s.width, i/s.width, " ", tcell.StyleDefault)
+		s.Put(x, y, " ", tcell.StyleDefault)
 	}
 }
 
@@ -207,4 +242,17 @@ func (s *quietScreen) HideCursor() {
 		s.cursorX, s.cursorY, s.changed = -1, -1, true
 	}
 	s.Screen.HideCursor()
+}
+
+// dropCluster is what Put returns for str without drawing it: the rest
+// after its first grapheme cluster, and the cluster's width.
+func dropCluster(str string) (string, int) {
+	if str == "" {
+		return "", 0
+	}
+	if c := str[0]; c >= 0x20 && c < 0x7f && (len(str) == 1 || str[1] < 0x80) {
+		return str[1:], 1
+	}
+	_, rest, width, _ := uniseg.FirstGraphemeClusterInString(str, -1)
+	return rest, width
 }
