@@ -87,8 +87,10 @@ type dashboard struct {
 	root                         *screenLayout
 	header, footer, side, events *linesView
 	// The footer's last lines and what they were made of.
-	footerKey    footerKey
-	footerLines  []line
+	footerKey   footerKey
+	footerLines []line
+	// overlayPre holds the overlay's lines from placing it, for its draw.
+	overlayPre   renderedLines
 	table        *slaveTable
 	rx, tx       *trafficChart
 	overlay      *linesView
@@ -146,7 +148,7 @@ func newDashboard(o Options) *dashboard {
 	d.table.onEnter = func() { d.openOverlay(overlayDetails) }
 	d.rx = newTrafficChart(th, "RX bit/s")
 	d.tx = newTrafficChart(th, "TX bit/s")
-	d.overlay = newLinesView(th, "help", d.renderOverlay)
+	d.overlay = newLinesView(th, "help", d.renderPlacedOverlay)
 	d.overlay.scrollable = true
 	d.overlay.clear = true
 	d.root = &screenLayout{Box: tview.NewBox(), d: d}
@@ -431,9 +433,32 @@ func (d *dashboard) placeOverlay(x, y, w, h int) {
 		ow, h = w, h+2 // tiny terminal: the overlay takes it all
 	}
 	ow = max(min(ow, w), 1)
-	lines := len(d.renderOverlay(ow-2, h))
-	oh := max(min(h-2, lines+2), min(h, 3))
+	// Rendered once for its height at the largest it can be drawn: when
+	// it fills that (the flows, a long diagnosis), the draw uses these
+	// very lines instead of rendering them again.
+	inner := max(h-4, 0)
+	lines := d.renderOverlay(ow-2, inner)
+	d.overlayPre = renderedLines{width: ow - 2, height: inner, lines: lines, valid: true}
+	oh := max(min(h-2, len(lines)+2), min(h, 3))
 	d.overlay.SetRect(x+(w-ow)/2, y+max((h-oh)/2, 0), ow, oh)
+}
+
+// renderedLines are an overlay's lines for a size, made while placing it.
+type renderedLines struct {
+	width, height int
+	lines         []line
+	valid         bool
+}
+
+// renderPlacedOverlay is the overlay's render: the lines made while
+// placing it when the size is the same, else made anew.
+func (d *dashboard) renderPlacedOverlay(width, height int) []line {
+	pre := d.overlayPre
+	d.overlayPre = renderedLines{}
+	if pre.valid && pre.width == width && pre.height == height {
+		return pre.lines
+	}
+	return d.renderOverlay(width, height)
 }
 
 // cycleFocus moves focus over the visible panels that take keys.
