@@ -4,8 +4,9 @@
 # at 1 s and at 100 ms, bondtop on a 4-slave 802.3ad --root tree whose
 # counters move every 100 ms, bmon and nload on this host's interfaces.
 # Prints CPU (% of one core) and RSS per tool and pace, and bondtop's
-# ratio to bmon. Installs bmon and nload (apt) when missing: it is a
-# measurement, not part of `make test`.
+# ratio to bmon; bondtop also runs --demo with its flows view closed and
+# open (a --root tree has no flows). Installs bmon and nload (apt) when
+# missing: it is a measurement, not part of `make test`.
 #
 #   scripts/measure-top.sh [path/to/bondtop]
 #   SIZE=64x8 scripts/measure-top.sh     bondtop on 64 bonds of 8 slaves
@@ -36,43 +37,57 @@ go build -o "$work/measure-bonds" ./scripts/measure-bonds
 tree_pid=$!
 sleep 1
 
-ticks() { # utime+stime of a pid, in clock ticks
-    awk '{ sub(/.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"
-}
+# cpu_ns PID: CPU time of every thread of PID, in nanoseconds
+# (/proc/PID/task/*/schedstat, exact; /proc/PID/stat counts in 10 ms ticks,
+# a third of what bondtop spends in 20 s at 1 s).
+cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%d\n", s }'; }
 rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
 # RssAnon: the process's own memory (heap, stacks); the rest of VmRSS is
 # file pages mapped (the program and its libraries), clean and shared
 # with the page cache.
 anon_kb() { awk '/^RssAnon:/ { print $2 }' "/proc/$1/status"; }
-hz=$(getconf CLK_TCK)
 
-# run NAME COMMAND...: the command in a 160x48 tmux pane for SECONDS_EACH
-# (after a second to settle); prints "cpu% rssMB anonMB".
+# run KEYS COMMAND...: the command in a 160x48 tmux pane for SECONDS_EACH
+# (after a second to settle, then KEYS typed, if any, and another second);
+# prints "cpu% rssMB anonMB".
 run() {
+    local keys=$1
+    shift
     tmux new-session -d -s "$session" -x 160 -y 48 "$*"
     sleep 1
+    if [ -n "$keys" ]; then
+        tmux send-keys -t "$session" "$keys"
+        sleep 1
+    fi
     local pid
     pid=$(tmux list-panes -t "$session" -F '#{pane_pid}')
     # the pane runs the command itself (tmux execs a single command)
     local t0 s0 t1
-    t0=$(ticks "$pid"); s0=$(date +%s.%N)
+    t0=$(cpu_ns "$pid"); s0=$(date +%s.%N)
     sleep "$SECONDS_EACH"
-    t1=$(ticks "$pid"); local s1; s1=$(date +%s.%N)
+    t1=$(cpu_ns "$pid"); local s1; s1=$(date +%s.%N)
     local rss anon; rss=$(rss_kb "$pid"); anon=$(anon_kb "$pid")
     tmux kill-session -t "$session"
-    awk -v a="$t0" -v b="$t1" -v s="$s0" -v e="$s1" -v hz="$hz" -v r="$rss" -v an="$anon" \
-        'BEGIN { printf "%.2f %.1f %.1f\n", (b-a)/hz/(e-s)*100, r/1024, an/1024 }'
+    awk -v a="$t0" -v b="$t1" -v s="$s0" -v e="$s1" -v r="$rss" -v an="$anon" \
+        'BEGIN { printf "%.3f %.1f %.1f\n", (b-a)/1e9/(e-s)*100, r/1024, an/1024 }'
 }
 
-printf '%-8s %-6s %8s %8s %8s %14s\n' tool pace "CPU %" "RSS MB" "anon MB" "CPU vs bmon"
+row() { printf '%-22s %-6s %8s %8s %8s %12s\n' "$@"; }
+row tool pace "CPU %" "RSS MB" "anon MB" "CPU vs bmon"
 for pace in 1s 100ms; do
     case $pace in 1s) bm=1; nl=1000 ;; 100ms) bm=0.1; nl=100 ;; esac
     # bond1 chosen: with several bonds the list would wait for a pick.
-    read -r bt_cpu bt_rss bt_anon < <(run "$BIN" --root "$work/tree" --interval "$pace" bond1)
-    read -r bm_cpu bm_rss bm_anon < <(run bmon -r "$bm")
-    read -r nl_cpu nl_rss nl_anon < <(run nload -t "$nl")
+    read -r bt_cpu bt_rss bt_anon < <(run "" "$BIN" --root "$work/tree" --interval "$pace" bond1)
+    read -r bm_cpu bm_rss bm_anon < <(run "" bmon -r "$bm")
+    read -r nl_cpu nl_rss nl_anon < <(run "" nload -t "$nl")
+    # The flows view needs sockets or the flow meter, which a --root tree
+    # has not: the demo (8 bonds, a simulated flow table) closed and open.
+    read -r dc_cpu dc_rss dc_anon < <(run "" "$BIN" --demo --interval "$pace" bond0)
+    read -r do_cpu do_rss do_anon < <(run f "$BIN" --demo --interval "$pace" bond0)
     ratio() { awk -v a="$1" -v b="$bm_cpu" 'BEGIN { if (b > 0) printf "%.2f×", a/b; else print "-" }'; }
-    printf '%-8s %-6s %8s %8s %8s %14s\n' bondtop "$pace" "$bt_cpu" "$bt_rss" "$bt_anon" "$(ratio "$bt_cpu")"
-    printf '%-8s %-6s %8s %8s %8s %14s\n' bmon "$pace" "$bm_cpu" "$bm_rss" "$bm_anon" "1.00×"
-    printf '%-8s %-6s %8s %8s %8s %14s\n' nload "$pace" "$nl_cpu" "$nl_rss" "$nl_anon" "$(ratio "$nl_cpu")"
+    row "bondtop --root" "$pace" "$bt_cpu" "$bt_rss" "$bt_anon" "$(ratio "$bt_cpu")"
+    row "bondtop --demo" "$pace" "$dc_cpu" "$dc_rss" "$dc_anon" "$(ratio "$dc_cpu")"
+    row "bondtop --demo, flows" "$pace" "$do_cpu" "$do_rss" "$do_anon" "$(ratio "$do_cpu")"
+    row bmon "$pace" "$bm_cpu" "$bm_rss" "$bm_anon" "1.00×"
+    row nload "$pace" "$nl_cpu" "$nl_rss" "$nl_anon" "$(ratio "$nl_cpu")"
 done
