@@ -28,10 +28,14 @@ work=$(mktemp -d)
 session=measure-top-$$
 cleanup() {
     tmux kill-session -t "$session" 2>/dev/null || true
+    tmux kill-session -t "$session-keep" 2>/dev/null || true
     [ -n "${tree_pid:-}" ] && kill "$tree_pid" 2>/dev/null || true
     rm -rf "$work"
 }
 trap cleanup EXIT
+# A session that outlives each run keeps the tmux server up: a new session
+# started while the server exits after the last one ends fails.
+tmux new-session -d -s "$session-keep" "sleep 86400"
 go build -o "$work/measure-bonds" ./scripts/measure-bonds
 "$work/measure-bonds" -tree "$work/tree" -size "${SIZE:-1x4}" &
 tree_pid=$!
@@ -90,4 +94,21 @@ for pace in 1s 100ms; do
     row "bondtop --demo, flows" "$pace" "$do_cpu" "$do_rss" "$do_anon" "$(ratio "$do_cpu")"
     row bmon "$pace" "$bm_cpu" "$bm_rss" "$bm_anon" "1.00×"
     row nload "$pace" "$nl_cpu" "$nl_rss" "$nl_anon" "$(ratio "$nl_cpu")"
+done
+
+# Memory with the history full: an hour of the tree recorded at each pace
+# (measure-bonds -hour), replayed at 360 times its pace so that the hour
+# passes in 10 s, the 1 h window shown (g g), then held 10 s. Replay
+# builds the same history the live dashboard keeps; its CPU is the
+# replay's, so it is not shown.
+for pace in 1s 100ms; do
+    "$work/measure-bonds" -hour "$work/hour-$pace.rec" -size 1x4 -pace "$pace"
+    tmux new-session -d -s "$session" -x 160 -y 48 "$BIN --replay $work/hour-$pace.rec --speed 360 bond1"
+    sleep 11
+    tmux send-keys -t "$session" g g
+    sleep 10
+    pid=$(tmux list-panes -t "$session" -F '#{pane_pid}')
+    row "bondtop, 1 h history" "$pace" "-" "$(awk '{ printf "%.1f", $1/1024 }' <<<"$(rss_kb "$pid")")" \
+        "$(awk '{ printf "%.1f", $1/1024 }' <<<"$(anon_kb "$pid")")" "-"
+    tmux kill-session -t "$session"
 done

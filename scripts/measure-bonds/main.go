@@ -11,7 +11,9 @@
 //
 // With -tree DIR it only writes a tree of -size into DIR and moves its
 // counters every 100 ms until it is stopped (scripts/measure-top.sh
-// watches such a tree beside bmon and nload).
+// watches such a tree beside bmon and nload). With -hour FILE [-pace D] it
+// only writes a recording of an hour of such a tree sampled every D, for
+// the dashboard's memory with its history full (--replay FILE --speed N).
 package main
 
 import (
@@ -43,8 +45,16 @@ func main() {
 	sizes := flag.String("sizes", "1x2,4x4,64x8,256x2", "bonds x slaves, comma-separated")
 	seconds := flag.Int("seconds", 45, "length of each run (the window is full after 32 s)")
 	treeDir := flag.String("tree", "", "only write a tree of -size here and move its counters until stopped")
-	treeSize := flag.String("size", "1x4", "with -tree: bonds x slaves")
+	treeSize := flag.String("size", "1x4", "with -tree or -hour: bonds x slaves")
+	hour := flag.String("hour", "", "only write a recording of an hour of a -size tree at -pace to this file")
+	pace := flag.Duration("pace", time.Second, "with -hour: the recording's interval")
 	flag.Parse()
+	if *hour != "" {
+		if err := writeHour(*hour, *treeSize, *pace); err != nil {
+			fail(err)
+		}
+		return
+	}
 	if *treeDir != "" {
 		if err := keepTree(*treeDir, *treeSize); err != nil {
 			fail(err)
