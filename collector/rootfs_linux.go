@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"sync/atomic"
 	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -34,26 +35,33 @@ func closeDirFD(fd int) {
 	}
 }
 
+// beneathHow is how readBeneath opens: read-only, without blocking on a
+// FIFO, and only beneath the tree. A package variable, so that passing
+// its address to the system call allocates nothing.
+var beneathHow = unix.OpenHow{
+	Flags:   unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NONBLOCK | unix.O_NOCTTY,
+	Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS,
+}
+
 // readBeneath reads name into r.buf with one openat2(RESOLVE_BENEATH),
 // fstat and plain reads: a root-source tick reads dozens of small files,
 // and os.Root's walk costs an open and a close per path component. done
 // is false when openat2 is not available; the caller then uses os.Root.
+// A missing file is the bare syscall.ENOENT (see readScratch).
 func (r *rootFS) readBeneath(name string) (n int, done bool, err error) {
 	if r.dirfd < 0 || noOpenat2.Load() {
 		return 0, false, nil
 	}
-	how := unix.OpenHow{
-		Flags:   unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NONBLOCK | unix.O_NOCTTY,
-		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS,
-	}
-	fd, err := unix.Openat2(r.dirfd, name, &how)
+	fd, err := r.openat2(name)
 	for err == syscall.EINTR || err == syscall.EAGAIN {
-		fd, err = unix.Openat2(r.dirfd, name, &how)
+		fd, err = r.openat2(name)
 	}
 	switch {
 	case err == syscall.ENOSYS || err == syscall.EPERM:
 		noOpenat2.Store(true)
 		return 0, false, nil
+	case err == syscall.ENOENT:
+		return 0, true, err
 	case err == syscall.EXDEV:
 		return 0, true, &fs.PathError{Op: "open", Path: r.dir + "/" + name, Err: errOutside}
 	case err != nil:
@@ -67,7 +75,7 @@ func (r *rootFS) readBeneath(name string) (n int, done bool, err error) {
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return 0, true, r.notRegular(name, filekind.Of(fileMode(st.Mode)))
 	}
-	n, err = r.readCapped(name, func(p []byte) (int, error) {
+	n, err = r.readCapped(name, st.Size, func(p []byte) (int, error) {
 		for {
 			m, err := unix.Read(fd, p)
 			switch {
@@ -82,6 +90,19 @@ func (r *rootFS) readBeneath(name string) (n int, done bool, err error) {
 		}
 	})
 	return n, true, err
+}
+
+// openat2 opens name beneath the tree. The path goes to the kernel from
+// a buffer the rootFS reuses: unix.Openat2 would allocate a NUL-terminated
+// copy of it for every file of every tick.
+func (r *rootFS) openat2(name string) (int, error) {
+	r.path = append(append(r.path[:0], name...), 0)
+	fd, _, errno := unix.Syscall6(unix.SYS_OPENAT2, uintptr(r.dirfd), uintptr(unsafe.Pointer(&r.path[0])),
+		uintptr(unsafe.Pointer(&beneathHow)), unsafe.Sizeof(beneathHow), 0, 0)
+	if errno != 0 {
+		return -1, errno
+	}
+	return int(fd), nil
 }
 
 // fileMode turns the type bits of a stat mode into an fs.FileMode.
