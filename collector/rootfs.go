@@ -35,8 +35,14 @@ var (
 // opens a file; elsewhere, or on kernels without openat2, os.Root does the
 // same walk one component at a time.
 //
-// ReadFile reuses one buffer, so a rootFS is not safe for concurrent use:
-// one RootSource serves one Sampler.
+// A file costs four system calls: openat2, fstat, one read (an on-disk
+// file's size says when the end is reached; procfs and sysfs files, whose
+// size says nothing, take a read more) and close. No descriptor is kept
+// from one tick to the next: a tree's files may be replaced by rename.
+//
+// Reads go into one buffer (readScratch hands it out, ReadFile copies
+// it), so a rootFS is not safe for concurrent use: one RootSource serves
+// one Sampler.
 type rootFS struct {
 	root  *os.Root
 	dir   string
