@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -96,7 +97,12 @@ type liveBond struct {
 	sysfs     bonding.SysfsResult
 	proc      *bonding.Bond // nil when unreadable or unparsable
 	procWarn  string
-	speeds    []ethSpeed
+	// procText is the procfs text proc and procWarn were parsed from
+	// (nil when it could not be read), and procFile its path: the text
+	// is read every tick, and parsed again only when it changed.
+	procText []byte
+	procFile string
+	speeds   []ethSpeed
 }
 
 // ethSpeed is one slave's ethtool link mode, with the link state it was
@@ -508,13 +514,21 @@ func linkKey(a *netlink.LinkAttrs) uint64 {
 	return uint64(a.OperState)<<32 | uint64(a.RawFlags&(unix.IFF_UP|unix.IFF_LOWER_UP))
 }
 
-// readProc reads and parses /proc/net/bonding/<name> into the cache.
+// readProc reads /proc/net/bonding/<name> into the cache, and parses it
+// when it says something else than last time.
 func (s *LiveSource) readProc(c *liveBond, name string) {
-	file := path.Join(bonding.ProcNetBonding, name)
-	c.proc, c.procWarn = nil, ""
+	if c.procFile == "" {
+		c.procFile = path.Join(bonding.ProcNetBonding, name)
+	}
+	file := c.procFile
 	data, err := fs.ReadFile(s.fsys, file)
+	if err == nil && c.procText != nil && bytes.Equal(data, c.procText) {
+		return // the bond and the warnings parsed from this text
+	}
+	c.proc, c.procWarn, c.procText = nil, "", nil
 	switch {
 	case err == nil:
+		c.procText = data
 		p, notes, err := bonding.ParseProcReport(name, data)
 		if err != nil {
 			c.procWarn = err.Error() // names the file
