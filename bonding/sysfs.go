@@ -21,6 +21,24 @@ const (
 	bondingMasters = SysClassNet + "/bonding_masters"
 )
 
+// ScratchFS is a file system that can read a file into a buffer of its
+// own, valid until its next read: the readers here parse each small file
+// at once and keep nothing of its bytes, so over such a file system they
+// save a copy per file (a --root tree's reader reuses one buffer).
+type ScratchFS interface {
+	fs.FS
+	ReadFileScratch(name string) ([]byte, error)
+}
+
+// readFile is fs.ReadFile, or ReadFileScratch where fsys has it: the
+// bytes are for parsing now, not for keeping.
+func readFile(fsys fs.FS, name string) ([]byte, error) {
+	if s, ok := fsys.(ScratchFS); ok {
+		return s.ReadFileScratch(name)
+	}
+	return fs.ReadFile(fsys, name)
+}
+
 // ListBonds names the bonds of a host: bonding_masters when sysfs has it,
 // else the files of /proc/net/bonding. It returns fs.ErrNotExist (wrapped)
 // when neither exists: the bonding driver is not loaded.
@@ -67,7 +85,7 @@ type sysReader struct {
 // read returns the trimmed content of file, or "" with r.exists false when
 // the file is absent (older kernels lack many attributes: not a warning).
 func (r *sysReader) read(file string) string {
-	data, err := fs.ReadFile(r.fsys, file)
+	data, err := readFile(r.fsys, file)
 	if err != nil {
 		r.exists = false
 		if !errors.Is(err, fs.ErrNotExist) {
@@ -232,7 +250,7 @@ func readSysfsSlave(r *sysReader, name string) Slave {
 
 // readQuiet reads a file whose read errors mean "unknown" (speed, duplex).
 func (r *sysReader) readQuiet(file string) string {
-	data, err := fs.ReadFile(r.fsys, file)
+	data, err := readFile(r.fsys, file)
 	if err != nil {
 		return ""
 	}
@@ -273,7 +291,7 @@ func ModeHashes(mode string, tlbDynamicLB *int) bool {
 // /proc/net/dev exists; this is the fallback.
 func ReadStatistics(fsys fs.FS, ifname string) (Counters, []string) {
 	files := StatisticsFiles(ifname)
-	return ReadStatisticsFiles(&files, func(file string) ([]byte, error) { return fs.ReadFile(fsys, file) })
+	return ReadStatisticsFiles(&files, func(file string) ([]byte, error) { return readFile(fsys, file) })
 }
 
 // StatisticsFiles names the files ReadStatistics reads for ifname, in

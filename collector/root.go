@@ -124,7 +124,7 @@ func (s *RootSource) Read() (Reading, error) {
 // when bonding_masters changed: from tick to tick they are the same
 // strings. A tree without bonding_masters is listed every tick.
 func (s *RootSource) listBonds() ([]string, error) {
-	data, err := s.fsys.readScratch(bonding.SysClassNet + "/bonding_masters")
+	data, err := s.fsys.ReadFileScratch(bonding.SysClassNet + "/bonding_masters")
 	if err != nil {
 		s.masters, s.names = nil, nil
 		return bonding.ListBonds(s.fsys)
@@ -152,7 +152,7 @@ func (s *RootSource) readBond(r *Reading, name string) (bonding.Bond, bool) {
 	} else {
 		procFile = path.Join(bonding.ProcNetBonding, name)
 	}
-	data, perr := s.fsys.readScratch(procFile)
+	data, perr := s.fsys.ReadFileScratch(procFile)
 	if perr == nil && cfg != nil && cfg.merged != nil && bytes.Equal(cfg.proc, data) && now.Sub(cfg.readAt) < configRefresh {
 		return cfg.reuse(r), true
 	}
@@ -238,7 +238,7 @@ func (s *RootSource) probeStatistics(bond string, sys *bonding.Bond, procSlaves 
 // readNetDev reads DIR/proc/net/dev, the fallback for trees without
 // statistics/ directories.
 func (s *RootSource) readNetDev(r *Reading) (map[string]bonding.Counters, bool) {
-	data, err := s.fsys.readScratch(bonding.ProcNetDev)
+	data, err := s.fsys.ReadFileScratch(bonding.ProcNetDev)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			r.Warnings = append(r.Warnings, fmt.Sprintf("/%s: %v", bonding.ProcNetDev, err))
@@ -257,7 +257,7 @@ func (s *RootSource) readCounters(r *Reading, b *bonding.Bond, noStatistics map[
 		if noStatistics[ifname] {
 			return netDev[ifname] // zero Counters (all absent) when not there
 		}
-		cs, warnings := bonding.ReadStatisticsFiles(s.statFiles(ifname), s.fsys.readScratch)
+		cs, warnings := bonding.ReadStatisticsFiles(s.statFiles(ifname), s.fsys.ReadFileScratch)
 		r.Warnings = append(r.Warnings, warnings...)
 		if cs.Empty() && haveNetDev {
 			cs = netDev[ifname]

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/internal/filekind"
 )
 
@@ -40,7 +41,7 @@ var (
 // size says nothing, take a read more) and close. No descriptor is kept
 // from one tick to the next: a tree's files may be replaced by rename.
 //
-// Reads go into one buffer (readScratch hands it out, ReadFile copies
+// Reads go into one buffer (ReadFileScratch hands it out, ReadFile copies
 // it), so a rootFS is not safe for concurrent use: one RootSource serves
 // one Sampler.
 type rootFS struct {
@@ -49,7 +50,10 @@ type rootFS struct {
 	dirfd int // the tree's directory for openat2; -1 when not used
 	buf   []byte
 	path  []byte // the NUL-terminated path being opened (Linux)
+	link  []byte // the text of the link being read (Linux)
 }
+
+var _ bonding.ScratchFS = (*rootFS)(nil)
 
 func openRootFS(dir string) (*rootFS, error) {
 	root, err := os.OpenRoot(dir)
@@ -77,6 +81,9 @@ func (r *rootFS) Stat(name string) (fs.FileInfo, error) {
 	if !fs.ValidPath(name) {
 		return nil, &fs.PathError{Op: "stat", Path: name, Err: fs.ErrInvalid}
 	}
+	if fi, done, err := r.statBeneath(name); done {
+		return fi, err
+	}
 	return r.root.Stat(name)
 }
 
@@ -85,6 +92,9 @@ func (r *rootFS) Stat(name string) (fs.FileInfo, error) {
 func (r *rootFS) ReadLink(name string) (string, error) {
 	if !fs.ValidPath(name) {
 		return "", &fs.PathError{Op: "readlink", Path: name, Err: fs.ErrInvalid}
+	}
+	if target, done, err := r.readLinkBeneath(name); done {
+		return target, err
 	}
 	return r.root.Readlink(name)
 }
@@ -115,7 +125,7 @@ func (r *rootFS) ReadDir(name string) ([]fs.DirEntry, error) {
 
 // ReadFile reads a regular file of the tree, at most maxTreeFile bytes.
 func (r *rootFS) ReadFile(name string) ([]byte, error) {
-	data, err := r.readScratch(name)
+	data, err := r.ReadFileScratch(name)
 	if err != nil {
 		if err == syscall.ENOENT {
 			err = &fs.PathError{Op: "open", Path: r.dir + "/" + name, Err: err}
@@ -125,14 +135,14 @@ func (r *rootFS) ReadFile(name string) ([]byte, error) {
 	return bytes.Clone(data), nil
 }
 
-// readScratch is ReadFile into the rootFS's own buffer: the bytes are
-// valid until the next read. A tick reads dozens of small files whose
-// text is parsed at once, and a copy of each would be garbage a moment
-// later. A missing file is the bare syscall.ENOENT (errors.Is it
+// ReadFileScratch is ReadFile into the rootFS's own buffer (a rootFS is
+// a bonding.ScratchFS): the bytes are valid until the next read. A tick
+// reads dozens of small files whose text is parsed at once, and a copy of
+// each would be garbage a moment later. A missing file is the bare syscall.ENOENT (errors.Is it
 // fs.ErrNotExist), without its name: a tree lacks some files on every
 // tick (statistics of a bond without them, /proc/net/dev), and callers
 // that skip such files would build the error only to drop it.
-func (r *rootFS) readScratch(name string) ([]byte, error) {
+func (r *rootFS) ReadFileScratch(name string) ([]byte, error) {
 	if !fs.ValidPath(name) {
 		return nil, &fs.PathError{Op: "readfile", Path: name, Err: fs.ErrInvalid}
 	}

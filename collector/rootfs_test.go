@@ -257,3 +257,53 @@ func TestRootFSReadsProcAndSys(t *testing.T) {
 		}
 	}
 }
+
+// TestRootFSStatAndReadLinkAgree: Stat and ReadLink through openat2 say
+// what they say through os.Root, for every kind of path a hostile tree
+// holds: a file, a directory, links inside and out of the tree, a FIFO,
+// a device behind a link, a missing file, a link whose parent is a link.
+func TestRootFSStatAndReadLinkAgree(t *testing.T) {
+	tr := hostileTree(t)
+	if err := os.Symlink("bond0", filepath.Join(tr.dir, "sys/class/net/bondlink")); err != nil {
+		t.Fatal(err)
+	}
+	// Longer than the first buffer readlinkat is given.
+	if err := os.Symlink(strings.Repeat("../", 150)+"x", filepath.Join(tr.dir, "sys/class/net/longlink")); err != nil {
+		t.Fatal(err)
+	}
+	fast, err := openRootFS(tr.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fast.Close()
+	if fast.dirfd < 0 {
+		t.Fatal("no directory descriptor for openat2")
+	}
+	slow, err := openRootFS(tr.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Close()
+	closeDirFD(slow.dirfd)
+	slow.dirfd = -1
+	for _, name := range []string{
+		"proc/net/bonding/bond0", "sys/class/net", "sys/class/net/eth1/mtu", "sys/class/net/eth0/mtu",
+		"sys/class/net/bond0/bonding/active_slave", "sys/class/net/bond0/bonding/primary",
+		"sys/class/net/bond0/bonding/xmit_hash_policy", "sys/class/net/bond0/bonding/mode",
+		"sys/class/net/missing", "sys/class/net/bondlink", "sys/class/net/bondlink/bonding/primary",
+		"sys/class/net/longlink",
+	} {
+		fi, ferr := fast.Stat(name)
+		si, serr := slow.Stat(name)
+		if (ferr == nil) != (serr == nil) || errors.Is(ferr, fs.ErrNotExist) != errors.Is(serr, fs.ErrNotExist) {
+			t.Errorf("Stat %s: openat2 %v, os.Root %v", name, ferr, serr)
+		} else if ferr == nil && (fi.Mode() != si.Mode() || fi.Name() != si.Name() || !si.IsDir() && fi.Size() != si.Size() || fi.IsDir() != si.IsDir()) {
+			t.Errorf("Stat %s: openat2 %v %q %d, os.Root %v %q %d", name, fi.Mode(), fi.Name(), fi.Size(), si.Mode(), si.Name(), si.Size())
+		}
+		fl, ferr := fast.ReadLink(name)
+		sl, serr := slow.ReadLink(name)
+		if (ferr == nil) != (serr == nil) || fl != sl || errors.Is(ferr, fs.ErrNotExist) != errors.Is(serr, fs.ErrNotExist) {
+			t.Errorf("ReadLink %s: openat2 %q, %v; os.Root %q, %v", name, fl, ferr, sl, serr)
+		}
+	}
+}
