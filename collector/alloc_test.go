@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -51,7 +52,7 @@ func (a *advancingCounters) step() {
 // tickingRoot is a Sampler over a fourSlaveTree at 100 ms with the
 // default history, the tree's clock and the Sampler's one fake clock,
 // warmed up: its history rings are full and every cache is filled.
-func tickingRoot(tb testing.TB) (tick func()) {
+func tickingRoot(tb testing.TB) *rootTicker {
 	tr := fourSlaveTree(tb)
 	counters := newAdvancingCounters(tb, tr)
 	src, err := NewRootSource(tr.dir)
@@ -62,23 +63,39 @@ func tickingRoot(tb testing.TB) (tick func()) {
 	clk := &fakeClock{now: time.Unix(1_000_000, 0)}
 	src.clock = clk.Now
 	s := NewSampler(src, Options{Interval: MinInterval, Clock: clk.Now})
-	var snap *Snapshot
-	tick = func() {
-		counters.step()
-		clk.Advance(MinInterval)
-		if snap, err = s.Sample(); err != nil {
-			tb.Fatal(err)
-		}
-	}
+	rt := &rootTicker{tb: tb, s: s, clk: clk, counters: counters}
 	// 70 s: the fine rings (a minute at 100 ms) are full, and the last
 	// tick re-read the configuration (every 5 s) and sysfs.
 	for range 700 {
-		tick()
+		rt.tick()
 	}
-	if sh := snap.Bonds[0].Slaves[3].ShareTx; sh == nil || math.Abs(*sh-0.4) > 0.01 {
+	if sh := rt.snap.Bonds[0].Slaves[3].ShareTx; sh == nil || math.Abs(*sh-0.4) > 0.01 {
 		tb.Fatalf("e4's tx share %v, want 0.4 (its counter moves 8 of the 20 steps)", sh)
 	}
-	return tick
+	return rt
+}
+
+// rootTicker ticks a Sampler over a fourSlaveTree whose counters move.
+type rootTicker struct {
+	tb       testing.TB
+	s        *Sampler
+	clk      *fakeClock
+	counters *advancingCounters
+	snap     *Snapshot // the latest
+}
+
+func (rt *rootTicker) tick() {
+	rt.counters.step()
+	rt.clk.Advance(MinInterval)
+	var err error
+	if rt.snap, err = rt.s.Sample(); err != nil {
+		rt.tb.Fatal(err)
+	}
+}
+
+func (rt *rootTicker) sample() *Snapshot {
+	rt.tick()
+	return rt.snap
 }
 
 // maxTickAllocs is what a steady tick over a --root tree allocates: the
@@ -92,8 +109,8 @@ const maxTickAllocs = 6
 // rates, events, history) at maxTickAllocs allocations. The 40 ticks
 // cover 4 s, between two re-reads of the configuration.
 func TestSamplerTickAllocs(t *testing.T) {
-	tick := tickingRoot(t)
-	if got := testing.AllocsPerRun(40, tick); got > maxTickAllocs {
+	root := tickingRoot(t)
+	if got := testing.AllocsPerRun(40, root.tick); got > maxTickAllocs {
 		t.Errorf("a steady tick allocates %v times, want at most %d: see BenchmarkSamplerTickRootSteady and its -memprofile", got, maxTickAllocs)
 	}
 }
@@ -102,10 +119,10 @@ func TestSamplerTickAllocs(t *testing.T) {
 // (counters that move, a full history at 100 ms); the configuration's
 // re-read comes every 50 ticks.
 func BenchmarkSamplerTickRootSteady(b *testing.B) {
-	tick := tickingRoot(b)
+	root := tickingRoot(b)
 	b.ReportAllocs()
 	for b.Loop() {
-		tick()
+		root.tick()
 	}
 }
 
@@ -161,4 +178,51 @@ func BenchmarkHistoryRecord(b *testing.B) {
 		snap.Time = snap.Time.Add(MinInterval)
 		h.Record(snap)
 	}
+}
+
+// TestSnapshotsStayAsHandedOut: a snapshot reads the same after later
+// ticks (the dashboard keeps the one on screen while paused, the
+// diagnosis keeps a window of them), though ticks reuse buffers, memos
+// and merged bonds: nothing handed out is written again. Over the demo
+// (neighbours, LACPDU counters, flows, meter) and a --root tree whose
+// counters move.
+func TestSnapshotsStayAsHandedOut(t *testing.T) {
+	clk := &fakeClock{now: time.Unix(1_000_000, 0)}
+	demo := NewSampler(NewDemoSource(clk.Now), Options{Interval: time.Second, Clock: clk.Now})
+	root := tickingRoot(t)
+	for _, c := range []struct {
+		name   string
+		sample func() *Snapshot
+	}{
+		{"demo", func() *Snapshot {
+			clk.Advance(time.Second)
+			snap, err := demo.Sample()
+			if err != nil {
+				t.Fatal(err)
+			}
+			return snap
+		}},
+		{"root", root.sample},
+	} {
+		for range 3 {
+			c.sample()
+		}
+		kept := c.sample()
+		before := jsonOf(t, kept)
+		for range 12 {
+			c.sample()
+		}
+		if after := jsonOf(t, kept); after != before {
+			t.Errorf("%s: a snapshot changed after later ticks:\nbefore %s\nafter  %s", c.name, before, after)
+		}
+	}
+}
+
+func jsonOf(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
