@@ -25,7 +25,7 @@ func ReadOptions(fsys fs.FS, bond string) (map[string]string, error) {
 		if e.IsDir() {
 			continue
 		}
-		data, err := fs.ReadFile(fsys, dir+"/"+e.Name())
+		data, err := readFile(fsys, dir+"/"+e.Name())
 		if err != nil {
 			continue // write-only or vanished: nothing to compare
 		}

@@ -34,7 +34,9 @@ func fourSlaveTree(tb testing.TB) *tree {
 // BenchmarkSamplerTickRoot is one sampler tick over a 4-slave root tree:
 // list bonds, read and parse procfs, counters of five interfaces, rates,
 // events, history. Sysfs configuration is cached between ticks, as it is in
-// a run.
+// a run; the Sampler's clock moves a second a tick, so every fifth tick
+// re-reads the host configuration (configRefreshEvery), which is most of
+// what it allocates (TestSamplerTickAllocs counts a tick without).
 func BenchmarkSamplerTickRoot(b *testing.B) { benchmarkTickRoot(b, false) }
 
 // BenchmarkSamplerTickRootViaOSRoot is the same tick with every file

@@ -52,10 +52,11 @@ type Event struct {
 	Message string    `json:"message"`
 }
 
-// diffBonds returns the events that turn prev into cur, in a stable order:
-// bond-level first, then slaves in enslave order.
-func diffBonds(at time.Time, prev, cur *bonding.Bond) []Event {
-	var evs []Event
+// appendBondDiff appends to evs the events that turn prev into cur, in a
+// stable order: bond-level first, then slaves in enslave order. Nothing is
+// allocated when nothing changed: numbers are compared before they are
+// written out.
+func appendBondDiff(evs []Event, at time.Time, prev, cur *bonding.Bond) []Event {
 	add := func(slave string, kind EventKind, old, new, msg string) {
 		evs = append(evs, Event{Time: at, Bond: cur.Name, Slave: slave, Kind: kind, Old: old, New: new, Message: msg})
 	}
@@ -68,7 +69,8 @@ func diffBonds(at time.Time, prev, cur *bonding.Bond) []Event {
 		add("", EventFailover, o, n, fmt.Sprintf("%s failover: active slave %s -> %s", name, orNone(o), orNone(n)))
 	}
 	if prev.LACP != nil && cur.LACP != nil {
-		if o, n := num(prev.LACP.AggregatorID), num(cur.LACP.AggregatorID); o != n && o != "" && n != "" {
+		if changed(prev.LACP.AggregatorID, cur.LACP.AggregatorID) {
+			o, n := num(prev.LACP.AggregatorID), num(cur.LACP.AggregatorID)
 			add("", EventAggregator, o, n, fmt.Sprintf("%s active aggregator %s -> %s", name, o, n))
 		}
 		if o, n := str(prev.LACP.PartnerMAC), str(cur.LACP.PartnerMAC); o != n && o != "" && n != "" {
@@ -92,13 +94,12 @@ func diffBonds(at time.Time, prev, cur *bonding.Bond) []Event {
 			add(c.Name, EventSlaveAdded, "", "", fmt.Sprintf("%s enslaved to %s", c.Name, name))
 			continue
 		}
-		evs = append(evs, diffSlave(at, name, p, c)...)
+		evs = appendSlaveDiff(evs, at, name, p, c)
 	}
 	return evs
 }
 
-func diffSlave(at time.Time, bond string, p, c *bonding.Slave) []Event {
-	var evs []Event
+func appendSlaveDiff(evs []Event, at time.Time, bond string, p, c *bonding.Slave) []Event {
 	add := func(kind EventKind, old, new, msg string) {
 		evs = append(evs, Event{Time: at, Bond: bond, Slave: c.Name, Kind: kind, Old: old, New: new, Message: msg})
 	}
@@ -119,10 +120,12 @@ func diffSlave(at time.Time, bond string, p, c *bonding.Slave) []Event {
 	if o, n := str(p.State), str(c.State); o != n && o != "" && n != "" {
 		add(EventSlaveState, o, n, fmt.Sprintf("%s %s -> %s", c.Name, o, n))
 	}
-	if o, n := num(p.LinkFailureCount), num(c.LinkFailureCount); o != n && o != "" && n != "" && *c.LinkFailureCount > *p.LinkFailureCount {
+	if changed(p.LinkFailureCount, c.LinkFailureCount) && *c.LinkFailureCount > *p.LinkFailureCount {
+		o, n := num(p.LinkFailureCount), num(c.LinkFailureCount)
 		add(EventLinkFailure, o, n, fmt.Sprintf("%s link failure count %s -> %s", c.Name, o, n))
 	}
-	if o, n := num(p.AggregatorID), num(c.AggregatorID); o != n && o != "" && n != "" {
+	if changed(p.AggregatorID, c.AggregatorID) {
+		o, n := num(p.AggregatorID), num(c.AggregatorID)
 		add(EventAggregator, o, n, fmt.Sprintf("%s aggregator %s -> %s", c.Name, o, n))
 	}
 	if p.Partner != nil && c.Partner != nil {
@@ -131,12 +134,14 @@ func diffSlave(at time.Time, bond string, p, c *bonding.Slave) []Event {
 		}
 	}
 	if p.Actor != nil && c.Actor != nil {
-		if o, n := state(p.Actor.PortState), state(c.Actor.PortState); o != n && o != "" && n != "" {
+		if changed(p.Actor.PortState, c.Actor.PortState) {
+			o, n := state(p.Actor.PortState), state(c.Actor.PortState)
 			add(EventPortState, o, n, fmt.Sprintf("%s actor port state %s -> %s", c.Name, o, n))
 		}
 	}
 	if p.Partner != nil && c.Partner != nil {
-		if o, n := state(p.Partner.PortState), state(c.Partner.PortState); o != n && o != "" && n != "" {
+		if changed(p.Partner.PortState, c.Partner.PortState) {
+			o, n := state(p.Partner.PortState), state(c.Partner.PortState)
 			add(EventPortState, o, n, fmt.Sprintf("%s partner port state %s -> %s", c.Name, o, n))
 		}
 	}
@@ -153,6 +158,11 @@ func diffSlave(at time.Time, bond string, p, c *bonding.Slave) []Event {
 		add(EventChurn, str(p.PartnerChurnState), str(c.PartnerChurnState), fmt.Sprintf("%s partner churned (count %s)", c.Name, num(c.PartnerChurnedCount)))
 	}
 	return evs
+}
+
+// changed reports whether both values are known and differ.
+func changed[T comparable](old, new *T) bool {
+	return old != nil && new != nil && *old != *new
 }
 
 func str(p *string) string {

@@ -2,7 +2,6 @@ package collector
 
 import (
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/bondtop/bondtop/bonding"
@@ -27,6 +26,7 @@ type flowTracker struct {
 
 	tables map[string]*FlowTable
 	keys   map[string]string // bond -> what its prediction depends on
+	keyBuf []byte            // scratch of appendPredictionKey
 }
 
 func newFlowTracker(r FlowReader, every time.Duration) *flowTracker {
@@ -103,19 +103,19 @@ func (t *flowTracker) attach(now time.Time, snap *Snapshot, bonds []bonding.Bond
 	if t.readAt.IsZero() {
 		return // no dump succeeded yet
 	}
-	seen := make(map[string]bool, len(snap.Bonds))
+	var predicted []Predicted // one array for the snapshot's slaves
+	var rates []float64
 	for i := range snap.Bonds {
 		bs := &snap.Bonds[i]
 		b := bondNamed(bonds, bs.Name)
 		if b == nil {
 			continue
 		}
-		seen[b.Name] = true
-		key := predictionKey(b)
+		t.keyBuf = appendPredictionKey(t.keyBuf[:0], b)
 		tab := t.tables[b.Name]
-		if tab == nil || t.keys[b.Name] != key {
+		if tab == nil || t.keys[b.Name] != string(t.keyBuf) {
 			tab = buildFlowTable(b, t.kernel, t.readAt, t.seconds, t.sockets, t.rates)
-			t.tables[b.Name], t.keys[b.Name] = tab, key
+			t.tables[b.Name], t.keys[b.Name] = tab, string(t.keyBuf)
 		}
 		bs.Flows = tab
 		for k := range bs.Slaves {
@@ -123,48 +123,56 @@ func (t *flowTracker) attach(now time.Time, snap *Snapshot, bonds []bonding.Bond
 			if sf == nil {
 				continue
 			}
-			p := &Predicted{Flows: sf.Flows}
+			if predicted == nil {
+				n := 0
+				for i := range snap.Bonds {
+					n += len(snap.Bonds[i].Slaves)
+				}
+				predicted, rates = make([]Predicted, 0, n), make([]float64, 0, n)
+			}
+			predicted = append(predicted, Predicted{Flows: sf.Flows})
+			p := &predicted[len(predicted)-1]
 			if tab.HaveRates() {
-				p.TxBps = new(sf.TxBps)
+				rates = append(rates, sf.TxBps)
+				p.TxBps = &rates[len(rates)-1]
 			}
 			bs.Slaves[k].Predicted = p
 		}
 	}
 	for name := range t.tables {
-		if !seen[name] {
+		if snap.Bond(name) == nil || bondNamed(bonds, name) == nil {
 			delete(t.tables, name)
 			delete(t.keys, name)
 		}
 	}
 }
 
-// predictionKey sums up what a bond's predictions depend on besides the
-// packets: mode, policy, the usable slaves in order, the active slave.
-func predictionKey(b *bonding.Bond) string {
-	var sb strings.Builder
+// appendPredictionKey appends to dst what a bond's predictions depend on
+// besides the packets: mode, policy, the usable slaves in order, the
+// active slave. It is written into a buffer every tick and kept as a
+// string only when it changed.
+func appendPredictionKey(dst []byte, b *bonding.Bond) []byte {
 	if b.Mode != nil {
-		sb.WriteString(*b.Mode)
+		dst = append(dst, *b.Mode...)
 	}
-	sb.WriteByte('|')
+	dst = append(dst, '|')
 	if b.XmitHashPolicy != nil {
-		sb.WriteString(*b.XmitHashPolicy)
+		dst = append(dst, *b.XmitHashPolicy...)
 	}
-	sb.WriteByte('|')
+	dst = append(dst, '|')
 	if b.ActiveSlave != nil {
-		sb.WriteString(*b.ActiveSlave)
+		dst = append(dst, *b.ActiveSlave...)
 	}
-	sb.WriteByte('|')
+	dst = append(dst, '|')
 	if b.TLBDynamicLB != nil {
-		sb.WriteString(strconv.Itoa(*b.TLBDynamicLB))
+		dst = strconv.AppendInt(dst, int64(*b.TLBDynamicLB), 10)
 	}
 	usable, _ := bonding.UsableSlaves(b)
 	for _, s := range usable {
-		sb.WriteByte('|')
-		sb.WriteString(s)
+		dst = append(append(dst, '|'), s...)
 	}
-	sb.WriteByte('|')
-	sb.WriteString(strconv.Itoa(len(b.Slaves))) // a new slave adds a SlaveFlows row
-	return sb.String()
+	dst = append(dst, '|')
+	return strconv.AppendInt(dst, int64(len(b.Slaves)), 10) // a new slave adds a SlaveFlows row
 }
 
 // enrich adds what the Sampler gathers beside the bonds' readings: the

@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -81,6 +82,16 @@ type LiveSource struct {
 	cache      map[string]*liveBond
 	msgs       [][]byte // the dump's bond and slave messages, reused
 	watchedIdx []int
+	// memo holds each bond's and slave's last message, decoded, by
+	// ifindex (live_memo_linux.go); decodes counts the decodes.
+	memo    map[int32]*linkMemo
+	decodes uint64
+	// Scratch of one build, reused: the decoded bonds and slaves, one
+	// bond's slaves, the ifindexes to watch.
+	bondsBuf  []dumpedBond
+	slavesBuf []dumpedSlave
+	mineBuf   []dumpedSlave
+	idxBuf    []int
 
 	nb   *neighbors.Listener // LLDP/CDP on the slaves (neighbors_linux.go)
 	phys *physConn           // ethtool link state, FEC, module (physical_linux.go); nil without the family
@@ -96,7 +107,12 @@ type liveBond struct {
 	sysfs     bonding.SysfsResult
 	proc      *bonding.Bond // nil when unreadable or unparsable
 	procWarn  string
-	speeds    []ethSpeed
+	// procText is the procfs text proc and procWarn were parsed from
+	// (nil when it could not be read), and procFile its path: the text
+	// is read every tick, and parsed again only when it changed.
+	procText []byte
+	procFile string
+	speeds   []ethSpeed
 }
 
 // ethSpeed is one slave's ethtool link mode, with the link state it was
@@ -115,6 +131,7 @@ type dumpedBond struct {
 	link    *netlink.Bond
 	attrs   bonding.BondAttrs
 	attrsOK bool
+	memo    *linkMemo // the link's memo, which keeps the bond built from it
 }
 
 // dumpedSlave is one link of a dump enslaved to a bond.
@@ -122,6 +139,7 @@ type dumpedSlave struct {
 	link    netlink.Link
 	attrs   bonding.SlaveAttrs
 	attrsOK bool
+	memo    *linkMemo // the link's memo, which keeps the slave built from it
 }
 
 var (
@@ -303,7 +321,8 @@ func (s *LiveSource) build(r *Reading, gen uint64) error {
 			delete(s.cache, name)
 		}
 	}
-	idx := make([]int, 0, len(bonds)+len(slaves))
+	idx := s.idxBuf[:0]
+	defer func() { s.idxBuf = idx }()
 	for _, b := range bonds {
 		idx = append(idx, b.link.Index)
 	}
@@ -317,24 +336,37 @@ func (s *LiveSource) build(r *Reading, gen uint64) error {
 // decode decodes the kept messages: the bonds (sorted by name) and the
 // links enslaved to a bond (in ifindex order).
 func (s *LiveSource) decode(r *Reading) ([]dumpedBond, []dumpedSlave) {
-	var bonds []dumpedBond
-	var slaves []dumpedSlave
+	bonds, slaves := s.bondsBuf[:0], s.slavesBuf[:0]
+	defer func() { s.bondsBuf, s.slavesBuf = bonds, slaves }()
+	if s.memo == nil {
+		s.memo = make(map[int32]*linkMemo)
+	}
+	s.decodes++
 	for _, msg := range s.msgs {
-		link, err := deserializeLink(msg)
-		if err != nil {
-			r.Warnings = append(r.Warnings, fmt.Sprintf("netlink link dump: %v", err))
+		m := s.memoFor(msg)
+		if m == nil {
+			link, err := deserializeLink(msg)
+			if err != nil {
+				r.Warnings = append(r.Warnings, fmt.Sprintf("netlink link dump: %v", err))
+				continue
+			}
+			m = s.remember(msg, link)
+			if _, ok := link.(*netlink.Bond); ok {
+				m.bondAttrs, m.attrsOK = bonding.ParseBondAttrs(msg)
+			} else if link.Attrs().MasterIndex != 0 {
+				m.slaveAttrs, m.attrsOK = bonding.ParseSlaveAttrs(msg)
+			}
+		}
+		m.seen = s.decodes
+		if b, ok := m.link.(*netlink.Bond); ok {
+			bonds = append(bonds, dumpedBond{link: b, attrs: m.bondAttrs, attrsOK: m.attrsOK, memo: m})
 			continue
 		}
-		if b, ok := link.(*netlink.Bond); ok {
-			attrs, ok := bonding.ParseBondAttrs(msg)
-			bonds = append(bonds, dumpedBond{link: b, attrs: attrs, attrsOK: ok})
-			continue
-		}
-		if link.Attrs().MasterIndex != 0 {
-			attrs, ok := bonding.ParseSlaveAttrs(msg)
-			slaves = append(slaves, dumpedSlave{link: link, attrs: attrs, attrsOK: ok})
+		if m.link.Attrs().MasterIndex != 0 {
+			slaves = append(slaves, dumpedSlave{link: m.link, attrs: m.slaveAttrs, attrsOK: m.attrsOK, memo: m})
 		}
 	}
+	s.forget(s.decodes)
 	slices.SortFunc(bonds, func(a, b dumpedBond) int { return strings.Compare(a.link.Name, b.link.Name) })
 	return bonds, slaves
 }
@@ -351,29 +383,84 @@ func deserializeLink(msg []byte) (link netlink.Link, err error) {
 	return netlink.LinkDeserialize(nil, msg)
 }
 
-// readBond builds one bond: netlink from this dump, then procfs, then
-// sysfs, each only filling what the ones before lacked.
-func (s *LiveSource) readBond(r *Reading, db *dumpedBond, all []dumpedSlave, gen uint64, now time.Time) bonding.Bond {
-	link := db.link
-	name := link.Name
-	var mine []dumpedSlave
-	for _, sl := range all {
-		if sl.link.Attrs().MasterIndex == link.Index {
-			mine = append(mine, sl)
-		}
-	}
-	var attrs *bonding.BondAttrs
-	if db.attrsOK {
-		attrs = &db.attrs
-	}
-	b := bonding.FromNetlinkBond(link, attrs, func(idx int) string {
+// bond is bonding.FromNetlinkBond of the dumped link, built once per memo
+// and set of slaves: an unchanged bond comes back with the new counters.
+// Its LACP is a copy: merging procfs and sysfs fills in its other fields.
+func (db *dumpedBond) bond(attrs *bonding.BondAttrs, mine []dumpedSlave) bonding.Bond {
+	slaveName := func(idx int) string {
 		for _, sl := range mine {
 			if a := sl.link.Attrs(); a.Index == idx {
 				return a.Name
 			}
 		}
 		return ""
-	})
+	}
+	m := db.memo
+	if m == nil {
+		return bonding.FromNetlinkBond(db.link, attrs, slaveName)
+	}
+	if !m.bondOK || !sameSlaves(m.bondSlaves, mine) {
+		m.bond, m.bondOK = bonding.FromNetlinkBond(db.link, attrs, slaveName), true
+		m.bondSlaves = m.bondSlaves[:0]
+		for _, sl := range mine {
+			m.bondSlaves = append(m.bondSlaves, slaveRef{sl.link.Attrs().Index, sl.link.Attrs().Name})
+		}
+	}
+	out := m.bond
+	out.Counters = bonding.NetlinkCounters(db.link.Attrs().Statistics)
+	if out.LACP != nil {
+		l := *out.LACP
+		out.LACP = &l
+	}
+	return out
+}
+
+// slave is bonding.FromNetlinkSlave of the dumped link, built once per
+// memo: an unchanged link's slave comes back with the new counters. Its
+// port states are copies: merging procfs and sysfs fills in their other
+// fields (bonding.Merge), which must not stick to the memo.
+func (sl *dumpedSlave) slave(sa *bonding.SlaveAttrs) bonding.Slave {
+	if sl.memo == nil {
+		return bonding.FromNetlinkSlave(sl.link, sa)
+	}
+	m := sl.memo
+	if !m.slaveOK {
+		m.slave, m.slaveOK = bonding.FromNetlinkSlave(sl.link, sa), true
+	}
+	out := m.slave
+	out.Counters = bonding.NetlinkCounters(sl.link.Attrs().Statistics)
+	if out.Actor != nil || out.Partner != nil {
+		ports := new(struct {
+			actor   bonding.ActorPort
+			partner bonding.PartnerPort
+		})
+		if out.Actor != nil {
+			ports.actor, out.Actor = *out.Actor, &ports.actor
+		}
+		if out.Partner != nil {
+			ports.partner, out.Partner = *out.Partner, &ports.partner
+		}
+	}
+	return out
+}
+
+// readBond builds one bond: netlink from this dump, then procfs, then
+// sysfs, each only filling what the ones before lacked.
+func (s *LiveSource) readBond(r *Reading, db *dumpedBond, all []dumpedSlave, gen uint64, now time.Time) bonding.Bond {
+	link := db.link
+	name := link.Name
+	mine := s.mineBuf[:0]
+	for _, sl := range all {
+		if sl.link.Attrs().MasterIndex == link.Index {
+			mine = append(mine, sl)
+		}
+	}
+	s.mineBuf = mine
+	var attrs *bonding.BondAttrs
+	if db.attrsOK {
+		attrs = &db.attrs
+	}
+	b := db.bond(attrs, mine)
 	b.Slaves = make([]bonding.Slave, 0, len(mine))
 	// noAggregator names the 802.3ad slaves that netlink says have no
 	// aggregator (it would have sent the id): what a file cached earlier
@@ -387,7 +474,7 @@ func (s *LiveSource) readBond(r *Reading, db *dumpedBond, all []dumpedSlave, gen
 				noAggregator = append(noAggregator, sl.link.Attrs().Name)
 			}
 		}
-		b.Slaves = append(b.Slaves, bonding.FromNetlinkSlave(sl.link, sa))
+		b.Slaves = append(b.Slaves, sl.slave(sa))
 	}
 
 	c := s.cache[name]
@@ -508,13 +595,21 @@ func linkKey(a *netlink.LinkAttrs) uint64 {
 	return uint64(a.OperState)<<32 | uint64(a.RawFlags&(unix.IFF_UP|unix.IFF_LOWER_UP))
 }
 
-// readProc reads and parses /proc/net/bonding/<name> into the cache.
+// readProc reads /proc/net/bonding/<name> into the cache, and parses it
+// when it says something else than last time.
 func (s *LiveSource) readProc(c *liveBond, name string) {
-	file := path.Join(bonding.ProcNetBonding, name)
-	c.proc, c.procWarn = nil, ""
+	if c.procFile == "" {
+		c.procFile = path.Join(bonding.ProcNetBonding, name)
+	}
+	file := c.procFile
 	data, err := fs.ReadFile(s.fsys, file)
+	if err == nil && c.procText != nil && bytes.Equal(data, c.procText) {
+		return // the bond and the warnings parsed from this text
+	}
+	c.proc, c.procWarn, c.procText = nil, "", nil
 	switch {
 	case err == nil:
+		c.procText = data
 		p, notes, err := bonding.ParseProcReport(name, data)
 		if err != nil {
 			c.procWarn = err.Error() // names the file

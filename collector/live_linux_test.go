@@ -771,3 +771,60 @@ func BenchmarkEthtoolLinkMode(b *testing.B) {
 		}
 	}
 }
+
+// TestLiveBuildMemo: a slave whose message changed only in its counters
+// is not decoded again, and reads the new counters; what procfs adds to
+// its port states follows procfs (the memo's slave is not merged into);
+// a message that changed otherwise is decoded anew.
+func TestLiveBuildMemo(t *testing.T) {
+	now := time.Unix(1000, 0)
+	tree := lacpTree(t, "8023ad-6.8-healthy-root.txt")
+	s := fakeLive(tree, &now)
+	var bond *bonding.Bond
+	build := func(tx uint64, agg uint16) *bonding.Slave {
+		t.Helper()
+		r := buildOnce(t, s, lacpBondMsg(true, 0), lacpSlaveMsg(3, "e2", 1, 5000), lacpSlaveMsg(4, "e1", agg, tx))
+		bond = r.Bond("bond0")
+		e1 := bond.Slave("e1")
+		if e1 == nil {
+			t.Fatalf("no e1: %s", mustJSON(r.Bonds))
+		}
+		return e1
+	}
+	build(7000, 1)
+	memo := s.memo[4]
+	if memo == nil {
+		t.Fatal("e1's message not kept")
+	}
+	e1 := build(7100, 1)
+	if s.memo[4] != memo {
+		t.Error("e1 decoded again though only its counters changed")
+	}
+	if v, _ := e1.Counters.Get(bonding.TxBytes); v != 7100 {
+		t.Errorf("e1 tx_bytes %d, want the new 7100", v)
+	}
+	if e1.Partner == nil || e1.Partner.SystemMAC == nil || *e1.Partner.SystemMAC != "02:fc:ce:91:32:14" {
+		t.Fatalf("e1's partner from procfs: %s", mustJSON(e1.Partner))
+	}
+
+	proc := tree["proc/net/bonding/bond0"].Data
+	tree["proc/net/bonding/bond0"] = proc_([]byte(strings.ReplaceAll(string(proc), "02:fc:ce:91:32:14", "02:fc:ce:91:32:99")))
+	e1 = build(7200, 1)
+	if *e1.Partner.SystemMAC != "02:fc:ce:91:32:99" || *e1.Partner.PortState != 61 {
+		t.Errorf("after procfs changed: e1's partner %s, want system 02:fc:ce:91:32:99 and netlink's port state 61", mustJSON(e1.Partner))
+	}
+	// Here netlink gives every LACP field the bond has, so nothing of
+	// procfs is merged into it; a kernel that gives fewer would merge
+	// into the memo's own LACP, were it handed out.
+	if bm := s.memo[2]; bm == nil || !bm.bondOK || bond.LACP == nil || bond.LACP == bm.bond.LACP {
+		t.Error("the bond is not built from its memo, or hands out the memo's LACP, which merging writes into")
+	}
+
+	e1 = build(7300, 2)
+	if s.memo[4] == memo {
+		t.Error("e1 not decoded again though its aggregator changed")
+	}
+	if e1.AggregatorID == nil || *e1.AggregatorID != 2 {
+		t.Errorf("e1 aggregator %v, want netlink's new 2", e1.AggregatorID)
+	}
+}

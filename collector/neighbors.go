@@ -100,8 +100,63 @@ type neighborTracker struct {
 	firmware FirmwareLLDPReader
 	fwAgent  map[string]*bool // per watched slave, read when the list changes
 	watching []string
-	why      string // why listening failed on the watched slaves, "" if it did not
+	why      string  // why listening failed on the watched slaves, "" if it did not
+	whyPtr   *string // why, as the snapshots' bonds point to it (never modified)
 	lacpRx   map[string]*rxWatch
+	names    []string // scratch: the snapshot's slaves
+}
+
+// slaveNames lists the snapshot's slaves in t.names, which the next call
+// reuses.
+func (t *neighborTracker) slaveNames(snap *Snapshot) []string {
+	t.names = t.names[:0]
+	for i := range snap.Bonds {
+		for j := range snap.Bonds[i].Slaves {
+			t.names = append(t.names, snap.Bonds[i].Slaves[j].Name)
+		}
+	}
+	return t.names
+}
+
+// switchSides is one array for the SwitchSide of every slave of snap, so
+// that a tick allocates it once rather than once per slave; next hands
+// them out in turn.
+type switchSides struct {
+	sides []SwitchSide
+	pdus  []lacpduRoom
+}
+
+// lacpduRoom is a slave's LACPDUSample and the age it may point to.
+type lacpduRoom struct {
+	sample LACPDUSample
+	age    float64
+}
+
+func newSwitchSides(snap *Snapshot) *switchSides {
+	n := 0
+	for i := range snap.Bonds {
+		n += len(snap.Bonds[i].Slaves)
+	}
+	return &switchSides{sides: make([]SwitchSide, 0, n)}
+}
+
+func (ss *switchSides) next() *SwitchSide {
+	if len(ss.sides) == cap(ss.sides) {
+		ss.sides = make([]SwitchSide, 0, 1)
+	}
+	ss.sides = append(ss.sides, SwitchSide{})
+	return &ss.sides[len(ss.sides)-1]
+}
+
+func (ss *switchSides) nextPDU(n int) *lacpduRoom {
+	if ss.pdus == nil {
+		ss.pdus = make([]lacpduRoom, 0, n)
+	}
+	if len(ss.pdus) == cap(ss.pdus) {
+		ss.pdus = make([]lacpduRoom, 0, 1)
+	}
+	ss.pdus = append(ss.pdus, lacpduRoom{})
+	return &ss.pdus[len(ss.pdus)-1]
 }
 
 // rxWatch follows one slave's LACPDU rx counter.
@@ -118,61 +173,60 @@ func newNeighborTracker(r NeighborReader, c PortCounterReader) *neighborTracker 
 
 func (t *neighborTracker) attach(snap *Snapshot) {
 	if t.r == nil {
-		t.attachCounters(snap)
+		t.attachCounters(snap, nil)
 		return
 	}
-	var names []string
-	for i := range snap.Bonds {
-		for j := range snap.Bonds[i].Slaves {
-			names = append(names, snap.Bonds[i].Slaves[j].Name)
-		}
-	}
+	names := t.slaveNames(snap)
 	slices.Sort(names)
 	// Only a changed slave list is retried: a missing capability does not
 	// appear between two ticks, and a failed open costs syscalls.
 	if t.watching == nil || !slices.Equal(names, t.watching) {
 		t.watching = append([]string{}, names...)
-		t.why = ""
+		t.why, t.whyPtr = "", nil
 		t.fwAgent = map[string]*bool{}
 		if t.firmware != nil {
-			for _, n := range names {
+			for _, n := range t.watching {
 				if agent, known := t.firmware.FirmwareLLDP(n); known {
 					t.fwAgent[n] = &agent
 				}
 			}
 		}
-		if err := t.r.Watch(names); errors.Is(err, neighbors.ErrNoPermission) {
+		if err := t.r.Watch(t.watching); errors.Is(err, neighbors.ErrNoPermission) {
 			t.why = neighbors.ErrNoPermission.Error()
 		} else if err != nil {
 			t.why = err.Error()
 		}
-	}
-	for i := range snap.Bonds {
-		b := &snap.Bonds[i]
 		if t.why != "" {
 			why := t.why
-			b.NeighborsWhy = &why
-		}
-		for j := range b.Slaves {
-			sl := &b.Slaves[j]
-			sl.SwitchSide = &SwitchSide{Neighbor: t.r.Neighbor(sl.Name), FirmwareLLDPAgent: t.fwAgent[sl.Name]}
+			t.whyPtr = &why
 		}
 	}
-	t.attachCounters(snap)
+	sides := newSwitchSides(snap)
+	for i := range snap.Bonds {
+		b := &snap.Bonds[i]
+		b.NeighborsWhy = t.whyPtr
+		for j := range b.Slaves {
+			sl := &b.Slaves[j]
+			sl.SwitchSide = sides.next()
+			*sl.SwitchSide = SwitchSide{Neighbor: t.r.Neighbor(sl.Name), FirmwareLLDPAgent: t.fwAgent[sl.Name]}
+		}
+	}
+	t.attachCounters(snap, sides)
 }
 
 // attachCounters adds the kernel's LACPDU and carrier counters, and the
 // time since the last LACPDU: the packet socket's when it heard one, else
 // from the rx counter's movement.
-func (t *neighborTracker) attachCounters(snap *Snapshot) {
+//
+// sides holds the slaves' SwitchSides when attach made them; nil, it is
+// made here for those that get counters.
+func (t *neighborTracker) attachCounters(snap *Snapshot, sides *switchSides) {
 	if t.counters == nil {
 		return
 	}
-	var names []string
-	for i := range snap.Bonds {
-		for j := range snap.Bonds[i].Slaves {
-			names = append(names, snap.Bonds[i].Slaves[j].Name)
-		}
+	names := t.slaveNames(snap)
+	if sides == nil {
+		sides = newSwitchSides(snap)
 	}
 	pcs := t.counters.PortCounters(names)
 	now := snap.Time
@@ -184,7 +238,7 @@ func (t *neighborTracker) attachCounters(snap *Snapshot) {
 				continue
 			}
 			if sl.SwitchSide == nil {
-				sl.SwitchSide = &SwitchSide{}
+				sl.SwitchSide = sides.next()
 			}
 			sl.Carrier = pc.Carrier
 			if pc.LACPDU == nil {
@@ -200,16 +254,18 @@ func (t *neighborTracker) attachCounters(snap *Snapshot) {
 				w.rx, w.since, w.moved = pc.LACPDU.Rx, now, true
 			}
 			w.lastSeen = now
-			ls := &LACPDUSample{LACPDUCounters: *pc.LACPDU, SilentSeconds: now.Sub(w.since).Seconds()}
+			room := sides.nextPDU(len(names))
+			ls := &room.sample
+			*ls = LACPDUSample{LACPDUCounters: *pc.LACPDU, SilentSeconds: now.Sub(w.since).Seconds()}
 			if w.moved {
-				age := now.Sub(w.since).Seconds()
-				ls.LastRxAgeSeconds = &age
+				room.age = now.Sub(w.since).Seconds()
+				ls.LastRxAgeSeconds = &room.age
 			}
 			if t.r != nil {
 				if age, ok := t.r.LACPDUAge(sl.Name); ok && (ls.LastRxAgeSeconds == nil || age.Seconds() < *ls.LastRxAgeSeconds) {
-					a := age.Seconds()
-					ls.LastRxAgeSeconds = &a
-					ls.SilentSeconds = a
+					room.age = age.Seconds()
+					ls.LastRxAgeSeconds = &room.age
+					ls.SilentSeconds = room.age
 				}
 				if pdu := t.r.HeardLACPDU(sl.Name); pdu != nil {
 					ls.PartnerView = &pdu.Partner

@@ -2,7 +2,6 @@ package collector
 
 import (
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -74,6 +73,9 @@ type physTracker struct {
 	// read due at once, so the link state follows a failover within a
 	// tick rather than the interval.
 	links string
+	// linkBuf is where attach writes the slaves' MII status each tick, to
+	// compare with links without making a string of it.
+	linkBuf []byte
 	// took is how long the last read took.
 	took time.Duration
 	wg   sync.WaitGroup
@@ -112,22 +114,29 @@ func (t *physTracker) read(names []string) {
 // attach gives each slave of snap its latest physical reading, starting a
 // read when one is due.
 func (t *physTracker) attach(now time.Time, snap *Snapshot) {
-	var names []string
-	var links strings.Builder
+	t.linkBuf = t.linkBuf[:0]
 	for i := range snap.Bonds {
 		for j := range snap.Bonds[i].Slaves {
 			sl := &snap.Bonds[i].Slaves[j]
-			names = append(names, sl.Name)
-			links.WriteString(sl.Name + "=" + str(sl.MIIStatus) + " ")
+			t.linkBuf = append(append(append(append(t.linkBuf, sl.Name...), '='), str(sl.MIIStatus)...), ' ')
 		}
 	}
 	t.mu.Lock()
 	inline := t.readAt.IsZero() || t.took <= physSyncBudget
-	due := !t.running && (now.Sub(t.readAt) >= t.every || links.String() != t.links)
+	due := !t.running && (now.Sub(t.readAt) >= t.every || string(t.linkBuf) != t.links)
 	if due {
-		t.readAt, t.running, t.links = now, true, links.String()
+		t.readAt, t.running, t.links = now, true, string(t.linkBuf)
 	}
 	t.mu.Unlock()
+	// The names are listed only for a read, which may keep them.
+	var names []string
+	if due {
+		for i := range snap.Bonds {
+			for j := range snap.Bonds[i].Slaves {
+				names = append(names, snap.Bonds[i].Slaves[j].Name)
+			}
+		}
+	}
 	switch {
 	case due && inline:
 		t.read(names)

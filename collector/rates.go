@@ -9,11 +9,77 @@ import (
 // past the went-back check (a reset followed by fast regrowth).
 const maxPlausibleBps = 1.6e12
 
+// numbers hands out the pointers a snapshot's traffic is made of (every
+// counter, rate and share is a *uint64 or *float64, nil when unknown)
+// from one array of room per interface, allocated once per snapshot: one
+// allocation per value would be some hundred per tick, for values that
+// live exactly as long as the snapshot. Each interface takes its values
+// from a room of its own (next moves on to the next room), and a bond's
+// slaves' shares from the rooms after theirs; a snapshot that needs more
+// rooms than it made gets a new array, never a grown one: growing would
+// copy the values away from their pointers.
+type numbers struct {
+	rooms []numberRoom
+	cur   *numberRoom
+}
+
+// numberRoom holds one interface's values: ten totals and six interval
+// counts; four rates and two shares; its interval's ErrorCounts.
+type numberRoom struct {
+	u      [bonding.NumCounters + 6]uint64
+	f      [6]float64
+	errs   ErrorCounts
+	nu, nf int
+}
+
+// roomsFor is how many rooms a bond with slaves slaves needs: one per
+// interface, and the slaves' shares (two each) after them, the first two
+// in the last slave's room.
+func roomsFor(slaves int) int {
+	return 1 + slaves + (max(2*slaves-2, 0)+len(numberRoom{}.f)-1)/len(numberRoom{}.f)
+}
+
+// newNumbers makes n rooms (roomsFor).
+func newNumbers(n int) *numbers {
+	return &numbers{rooms: make([]numberRoom, 0, n)}
+}
+
+// next starts the room of the next interface.
+func (n *numbers) next() {
+	if len(n.rooms) == cap(n.rooms) {
+		n.rooms = make([]numberRoom, 0, 1)
+	}
+	n.rooms = n.rooms[:len(n.rooms)+1]
+	n.cur = &n.rooms[len(n.rooms)-1]
+}
+
+func (n *numbers) uint(v uint64) *uint64 {
+	if n.cur == nil || n.cur.nu == len(n.cur.u) {
+		n.next()
+	}
+	r := n.cur
+	r.u[r.nu] = v
+	r.nu++
+	return &r.u[r.nu-1]
+}
+
+func (n *numbers) float(v float64) *float64 {
+	if n.cur == nil || n.cur.nf == len(n.cur.f) {
+		n.next()
+	}
+	r := n.cur
+	r.f[r.nf] = v
+	r.nf++
+	return &r.f[r.nf-1]
+}
+
+func (n *numbers) errorCounts() *ErrorCounts { return &n.cur.errs }
+
 // totals copies the counters the source could read.
-func totals(cs bonding.Counters) Totals {
+func totals(nums *numbers, cs bonding.Counters) Totals {
 	get := func(c bonding.Counter) *uint64 {
 		if v, ok := cs.Get(c); ok {
-			return &v
+			return nums.uint(v)
 		}
 		return nil
 	}
@@ -42,8 +108,12 @@ func wentBack(prev, cur bonding.Counters) bool {
 
 // traffic computes an interface's Traffic from two readings seconds apart.
 // hasPrev is false for the first reading of an interface.
-func traffic(prev bonding.Counters, hasPrev bool, cur bonding.Counters, seconds float64) Traffic {
-	t := Traffic{Totals: totals(cur)}
+//
+// It takes its values from the next room of nums, which fillShares may
+// add to later.
+func traffic(nums *numbers, prev bonding.Counters, hasPrev bool, cur bonding.Counters, seconds float64) Traffic {
+	nums.next()
+	t := Traffic{Totals: totals(nums, cur)}
 	if !hasPrev || seconds <= 0 || wentBack(prev, cur) {
 		return t
 	}
@@ -64,34 +134,39 @@ func traffic(prev bonding.Counters, hasPrev bool, cur bonding.Counters, seconds 
 		if r > maxPlausibleBps {
 			return nil
 		}
-		return &r
+		return nums.float(r)
 	}
 	t.RxBps = rate(bonding.RxBytes, 8)
 	t.TxBps = rate(bonding.TxBytes, 8)
 	t.RxPps = rate(bonding.RxPackets, 1)
 	t.TxPps = rate(bonding.TxPackets, 1)
 	known := false
+	for _, c := range [...]bonding.Counter{bonding.RxErrors, bonding.TxErrors, bonding.RxDropped, bonding.TxDropped, bonding.RxOverErrors, bonding.RxFifoErrors} {
+		_, ok := delta(c)
+		known = known || ok
+	}
+	if !known {
+		return t
+	}
 	count := func(c bonding.Counter) *uint64 {
 		if d, ok := delta(c); ok {
-			known = true
-			return &d
+			return nums.uint(d)
 		}
 		return nil
 	}
-	iv := &ErrorCounts{
+	iv := nums.errorCounts()
+	*iv = ErrorCounts{
 		RxErrors: count(bonding.RxErrors), TxErrors: count(bonding.TxErrors),
 		RxDropped: count(bonding.RxDropped), TxDropped: count(bonding.TxDropped),
 		RxOverErrors: count(bonding.RxOverErrors), RxFifoErrors: count(bonding.RxFifoErrors),
 	}
-	if known {
-		t.Interval = iv
-	}
+	t.Interval = iv
 	return t
 }
 
 // fillShares sets each slave's share of the bytes all slaves moved. Shares
 // need every slave's rate: with one missing the split is unknown.
-func fillShares(slaves []SlaveSample) {
+func fillShares(nums *numbers, slaves []SlaveSample) {
 	var sumRx, sumTx float64
 	rxKnown, txKnown := true, true
 	for i := range slaves {
@@ -108,10 +183,10 @@ func fillShares(slaves []SlaveSample) {
 	}
 	for i := range slaves {
 		if rxKnown && sumRx > 0 {
-			slaves[i].ShareRx = new(*slaves[i].RxBps / sumRx)
+			slaves[i].ShareRx = nums.float(*slaves[i].RxBps / sumRx)
 		}
 		if txKnown && sumTx > 0 {
-			slaves[i].ShareTx = new(*slaves[i].TxBps / sumTx)
+			slaves[i].ShareTx = nums.float(*slaves[i].TxBps / sumTx)
 		}
 	}
 }

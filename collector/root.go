@@ -7,6 +7,9 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"slices"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/bondtop/bondtop/bonding"
@@ -26,14 +29,37 @@ type RootSource struct {
 	fsys   *rootFS
 	clock  func() time.Time
 	config map[string]*rootConfig // by bond name
+	// masters is the text of bonding_masters and names the bonds it
+	// lists, kept while the file says the same.
+	masters []byte
+	names   []string
+	// stats names each interface's statistics files, kept while the
+	// interface is read: a tick would otherwise join ten paths per
+	// interface. seen is the Read that last used an entry.
+	stats map[string]*statFiles
+	reads uint64
+}
+
+// statFiles are one interface's statistics files and the Read that last
+// used them.
+type statFiles struct {
+	files [bonding.NumCounters]string
+	seen  uint64
 }
 
 // rootConfig caches what sysfs said about a bond and the procfs text it
 // was read next to.
 type rootConfig struct {
-	proc   []byte
-	sysfs  bonding.SysfsResult
-	readAt time.Time
+	proc     []byte
+	sysfs    bonding.SysfsResult
+	readAt   time.Time
+	procFile string // proc/net/bonding/<bond>
+	// merged is the bond procfs and sysfs made, with the warnings and
+	// privilege the reading found, while proc is the text read; nil
+	// when procfs could not be read.
+	merged       *bonding.Bond
+	warnings     []string
+	unprivileged bool
 	// noStatistics names the bond's interfaces without a statistics/
 	// directory, so their counters come from /proc/net/dev without
 	// probing ten absent files every tick.
@@ -55,7 +81,7 @@ func NewRootSource(dir string) (*RootSource, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--root %s: %w", dir, err)
 	}
-	return &RootSource{dir: dir, fsys: fsys, clock: time.Now, config: make(map[string]*rootConfig)}, nil
+	return &RootSource{dir: dir, fsys: fsys, clock: time.Now, config: make(map[string]*rootConfig), stats: make(map[string]*statFiles)}, nil
 }
 
 // Close releases the tree's directory.
@@ -63,14 +89,15 @@ func (s *RootSource) Close() error { return s.fsys.Close() }
 
 // Read implements Source.
 func (s *RootSource) Read() (Reading, error) {
-	names, err := bonding.ListBonds(s.fsys)
+	names, err := s.listBonds()
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return Reading{}, fmt.Errorf("%s: %w", s.dir, ErrNoBonding)
 		}
 		return Reading{}, err
 	}
-	var r Reading
+	s.reads++
+	r := Reading{Bonds: make([]bonding.Bond, 0, len(names))}
 	netDev, haveNetDev := s.readNetDev(&r)
 	for _, name := range names {
 		b, ok := s.readBond(&r, name)
@@ -85,15 +112,55 @@ func (s *RootSource) Read() (Reading, error) {
 			delete(s.config, name)
 		}
 	}
+	for ifname, sf := range s.stats {
+		if sf.seen != s.reads {
+			delete(s.stats, ifname)
+		}
+	}
 	return r, nil
+}
+
+// listBonds is bonding.ListBonds, whose names are parsed again only
+// when bonding_masters changed: from tick to tick they are the same
+// strings. A tree without bonding_masters is listed every tick.
+func (s *RootSource) listBonds() ([]string, error) {
+	data, err := s.fsys.ReadFileScratch(bonding.SysClassNet + "/bonding_masters")
+	if err != nil {
+		s.masters, s.names = nil, nil
+		return bonding.ListBonds(s.fsys)
+	}
+	if s.names == nil || !bytes.Equal(data, s.masters) {
+		s.masters = bytes.Clone(data)
+		s.names = strings.Fields(string(s.masters))
+		sort.Strings(s.names)
+	}
+	return s.names, nil
 }
 
 // readBond merges procfs (most detail) with sysfs (state, MTU, operstate;
 // root-only LACP fields when procfs came from a non-root reader). ok is
-// false when the bond vanished between listing and reading.
+// false when the bond vanished between listing and reading. While the
+// procfs text stays the same and sysfs is not due again, the bond merged
+// last time is handed out again (its slaves copied: counters are written
+// into them): parsing the same text would only make the same values anew.
 func (s *RootSource) readBond(r *Reading, name string) (bonding.Bond, bool) {
-	procFile := path.Join(bonding.ProcNetBonding, name)
-	proc, perr := fs.ReadFile(s.fsys, procFile)
+	now := s.clock()
+	cfg := s.config[name]
+	var procFile string
+	if cfg != nil {
+		procFile = cfg.procFile
+	} else {
+		procFile = path.Join(bonding.ProcNetBonding, name)
+	}
+	data, perr := s.fsys.ReadFileScratch(procFile)
+	if perr == nil && cfg != nil && cfg.merged != nil && bytes.Equal(cfg.proc, data) && now.Sub(cfg.readAt) < configRefresh {
+		return cfg.reuse(r), true
+	}
+	var proc []byte
+	if perr == nil {
+		proc = bytes.Clone(data)
+	}
+	firstWarning := len(r.Warnings)
 	var b bonding.Bond
 	procOK := false
 	switch {
@@ -113,13 +180,12 @@ func (s *RootSource) readBond(r *Reading, name string) (bonding.Bond, bool) {
 		b = bonding.Bond{Name: name}
 	}
 
-	now := s.clock()
-	cfg := s.config[name]
 	if cfg == nil || !bytes.Equal(cfg.proc, proc) || now.Sub(cfg.readAt) >= configRefresh {
-		cfg = &rootConfig{proc: proc, sysfs: bonding.ReadSysfs(s.fsys, name), readAt: now}
+		cfg = &rootConfig{proc: proc, procFile: procFile, sysfs: bonding.ReadSysfs(s.fsys, name), readAt: now}
 		cfg.noStatistics = s.probeStatistics(name, &cfg.sysfs.Bond, b.Slaves)
 		s.config[name] = cfg
 	}
+	cfg.merged = nil
 	sys := cfg.sysfs
 	r.Warnings = append(r.Warnings, sys.Warnings...)
 	sysExists := sys.Bond.Mode != nil || len(sys.Bond.Slaves) > 0
@@ -128,12 +194,26 @@ func (s *RootSource) readBond(r *Reading, name string) (bonding.Bond, bool) {
 			return b, false
 		}
 	}
-	if (procOK && procHidesRootOnly(&b)) || sys.Hidden > 0 {
-		r.Unprivileged = true
-	}
+	unprivileged := (procOK && procHidesRootOnly(&b)) || sys.Hidden > 0
+	r.Unprivileged = r.Unprivileged || unprivileged
 	sysBond := sys.Bond
 	bonding.Merge(&b, &sysBond)
+	if perr == nil {
+		merged := b
+		merged.Slaves = slices.Clone(b.Slaves)
+		cfg.merged, cfg.unprivileged = &merged, unprivileged
+		cfg.warnings = slices.Clone(r.Warnings[firstWarning:])
+	}
 	return b, true
+}
+
+// reuse hands out the bond merged last time, with what reading it said.
+func (cfg *rootConfig) reuse(r *Reading) bonding.Bond {
+	b := *cfg.merged
+	b.Slaves = slices.Clone(b.Slaves)
+	r.Warnings = append(r.Warnings, cfg.warnings...)
+	r.Unprivileged = r.Unprivileged || cfg.unprivileged
+	return b
 }
 
 // probeStatistics lists the interfaces of a bond (from procfs or sysfs)
@@ -158,7 +238,7 @@ func (s *RootSource) probeStatistics(bond string, sys *bonding.Bond, procSlaves 
 // readNetDev reads DIR/proc/net/dev, the fallback for trees without
 // statistics/ directories.
 func (s *RootSource) readNetDev(r *Reading) (map[string]bonding.Counters, bool) {
-	data, err := fs.ReadFile(s.fsys, bonding.ProcNetDev)
+	data, err := s.fsys.ReadFileScratch(bonding.ProcNetDev)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			r.Warnings = append(r.Warnings, fmt.Sprintf("/%s: %v", bonding.ProcNetDev, err))
@@ -177,7 +257,7 @@ func (s *RootSource) readCounters(r *Reading, b *bonding.Bond, noStatistics map[
 		if noStatistics[ifname] {
 			return netDev[ifname] // zero Counters (all absent) when not there
 		}
-		cs, warnings := bonding.ReadStatistics(s.fsys, ifname)
+		cs, warnings := bonding.ReadStatisticsFiles(s.statFiles(ifname), s.fsys.ReadFileScratch)
 		r.Warnings = append(r.Warnings, warnings...)
 		if cs.Empty() && haveNetDev {
 			cs = netDev[ifname]
@@ -188,6 +268,17 @@ func (s *RootSource) readCounters(r *Reading, b *bonding.Bond, noStatistics map[
 	for i := range b.Slaves {
 		b.Slaves[i].Counters = read(b.Slaves[i].Name)
 	}
+}
+
+// statFiles names ifname's statistics files, kept from the last Read.
+func (s *RootSource) statFiles(ifname string) *[bonding.NumCounters]string {
+	sf := s.stats[ifname]
+	if sf == nil {
+		sf = &statFiles{files: bonding.StatisticsFiles(ifname)}
+		s.stats[ifname] = sf
+	}
+	sf.seen = s.reads
+	return &sf.files
 }
 
 // procHidesRootOnly reports an 802.3ad procfs text written for a reader

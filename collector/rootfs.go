@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/internal/filekind"
 )
 
@@ -35,14 +36,24 @@ var (
 // opens a file; elsewhere, or on kernels without openat2, os.Root does the
 // same walk one component at a time.
 //
-// ReadFile reuses one buffer, so a rootFS is not safe for concurrent use:
-// one RootSource serves one Sampler.
+// A file costs four system calls: openat2, fstat, one read (an on-disk
+// file's size says when the end is reached; procfs and sysfs files, whose
+// size says nothing, take a read more) and close. No descriptor is kept
+// from one tick to the next: a tree's files may be replaced by rename.
+//
+// Reads go into one buffer (ReadFileScratch hands it out, ReadFile copies
+// it), so a rootFS is not safe for concurrent use: one RootSource serves
+// one Sampler.
 type rootFS struct {
 	root  *os.Root
 	dir   string
 	dirfd int // the tree's directory for openat2; -1 when not used
 	buf   []byte
+	path  []byte // the NUL-terminated path being opened (Linux)
+	link  []byte // the text of the link being read (Linux)
 }
+
+var _ bonding.ScratchFS = (*rootFS)(nil)
 
 func openRootFS(dir string) (*rootFS, error) {
 	root, err := os.OpenRoot(dir)
@@ -70,6 +81,9 @@ func (r *rootFS) Stat(name string) (fs.FileInfo, error) {
 	if !fs.ValidPath(name) {
 		return nil, &fs.PathError{Op: "stat", Path: name, Err: fs.ErrInvalid}
 	}
+	if fi, done, err := r.statBeneath(name); done {
+		return fi, err
+	}
 	return r.root.Stat(name)
 }
 
@@ -78,6 +92,9 @@ func (r *rootFS) Stat(name string) (fs.FileInfo, error) {
 func (r *rootFS) ReadLink(name string) (string, error) {
 	if !fs.ValidPath(name) {
 		return "", &fs.PathError{Op: "readlink", Path: name, Err: fs.ErrInvalid}
+	}
+	if target, done, err := r.readLinkBeneath(name); done {
+		return target, err
 	}
 	return r.root.Readlink(name)
 }
@@ -108,6 +125,24 @@ func (r *rootFS) ReadDir(name string) ([]fs.DirEntry, error) {
 
 // ReadFile reads a regular file of the tree, at most maxTreeFile bytes.
 func (r *rootFS) ReadFile(name string) ([]byte, error) {
+	data, err := r.ReadFileScratch(name)
+	if err != nil {
+		if err == syscall.ENOENT {
+			err = &fs.PathError{Op: "open", Path: r.dir + "/" + name, Err: err}
+		}
+		return nil, err
+	}
+	return bytes.Clone(data), nil
+}
+
+// ReadFileScratch is ReadFile into the rootFS's own buffer (a rootFS is
+// a bonding.ScratchFS): the bytes are valid until the next read. A tick
+// reads dozens of small files whose text is parsed at once, and a copy of
+// each would be garbage a moment later. A missing file is the bare syscall.ENOENT (errors.Is it
+// fs.ErrNotExist), without its name: a tree lacks some files on every
+// tick (statistics of a bond without them, /proc/net/dev), and callers
+// that skip such files would build the error only to drop it.
+func (r *rootFS) ReadFileScratch(name string) ([]byte, error) {
 	if !fs.ValidPath(name) {
 		return nil, &fs.PathError{Op: "readfile", Path: name, Err: fs.ErrInvalid}
 	}
@@ -121,7 +156,7 @@ func (r *rootFS) ReadFile(name string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return bytes.Clone(r.buf[:n]), nil
+	return r.buf[:n], nil
 }
 
 // readViaRoot is ReadFile through os.Root.
@@ -138,7 +173,7 @@ func (r *rootFS) readViaRoot(name string) (int, error) {
 	if !st.Mode().IsRegular() {
 		return 0, r.notRegular(name, filekind.Of(st.Mode()))
 	}
-	return r.readCapped(name, f.Read)
+	return r.readCapped(name, st.Size(), f.Read)
 }
 
 func (r *rootFS) notRegular(name, kind string) error {
@@ -146,8 +181,20 @@ func (r *rootFS) notRegular(name, kind string) error {
 }
 
 // readCapped reads into r.buf, growing it, until the end of the file or
-// maxTreeFile bytes.
-func (r *rootFS) readCapped(name string, read func([]byte) (int, error)) (int, error) {
+// maxTreeFile bytes. size is what fstat said: an on-disk file's length,
+// so once that much is read the end is reached and the read that would
+// return 0 is skipped (one system call less per file); procfs and sysfs
+// say 0 or 4096 whatever they hold, so for them, and for a file that
+// grew since, reading goes on until a read returns 0.
+func (r *rootFS) readCapped(name string, size int64, read func([]byte) (int, error)) (int, error) {
+	if size > maxTreeFile {
+		return 0, &fs.PathError{Op: "read", Path: r.dir + "/" + name, Err: errTooLarge}
+	}
+	if int(size) >= len(r.buf) {
+		// Room for the whole file and one byte more, so that a file
+		// that grew is noticed without a second growth.
+		r.buf = slices.Grow(r.buf[:0], int(size)+1)[:int(size)+1]
+	}
 	n := 0
 	for {
 		if n == len(r.buf) {
@@ -163,6 +210,9 @@ func (r *rootFS) readCapped(name string, read func([]byte) (int, error)) (int, e
 		}
 		if err != nil {
 			return 0, &fs.PathError{Op: "read", Path: r.dir + "/" + name, Err: err}
+		}
+		if size > 0 && int64(n) == size {
+			return n, nil
 		}
 	}
 }

@@ -2,6 +2,8 @@
 
 package collector
 
+import "io/fs"
+
 // Without openat2, os.Root resolves every path beneath the tree.
 
 func openDirFD(string) int { return -1 }
@@ -9,3 +11,7 @@ func openDirFD(string) int { return -1 }
 func closeDirFD(int) {}
 
 func (r *rootFS) readBeneath(string) (int, bool, error) { return 0, false, nil }
+
+func (r *rootFS) statBeneath(string) (fs.FileInfo, bool, error) { return nil, false, nil }
+
+func (r *rootFS) readLinkBeneath(string) (string, bool, error) { return "", false, nil }

@@ -2,6 +2,7 @@ package collector
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -181,6 +182,128 @@ func TestWarningsCappedPerFile(t *testing.T) {
 	for _, want := range []string{"/proc/net/dev: 19995 more lines", "/proc/net/bonding/bond0: 19995 more lines"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("no %q in:\n%s", want, all)
+		}
+	}
+}
+
+// TestRootFSReadsWholeFiles reads files of many sizes, each way of
+// opening, in an order that grows the buffer and then shrinks what is
+// read: each read returns exactly the file, though a read stops as soon
+// as an on-disk file's size is reached. A missing file is an error that
+// names it, and a file one byte over the cap is refused.
+func TestRootFSReadsWholeFiles(t *testing.T) {
+	tr := newTree(t)
+	sizes := []int{0, 5, 4095, 4096, 4097, 300_000, 3, maxTreeFile, 7}
+	for i, n := range sizes {
+		tr.write(fmt.Sprintf("f%d", i), strings.Repeat(string(rune('a'+i)), n))
+	}
+	tr.write("huge", strings.Repeat("x", maxTreeFile+1))
+	for _, viaRoot := range []bool{false, true} {
+		r, err := openRootFS(tr.dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if viaRoot {
+			closeDirFD(r.dirfd)
+			r.dirfd = -1
+		}
+		for i, n := range sizes {
+			data, err := r.ReadFile(fmt.Sprintf("f%d", i))
+			if err != nil || len(data) != n || strings.Trim(string(data), string(rune('a'+i))) != "" {
+				t.Errorf("viaRoot %v: a file of %d bytes read as %d bytes, %v", viaRoot, n, len(data), err)
+			}
+		}
+		if _, err := r.ReadFile("huge"); err == nil || !strings.Contains(err.Error(), "larger than") {
+			t.Errorf("viaRoot %v: a file over the cap: %v", viaRoot, err)
+		}
+		_, err = r.ReadFile("missing")
+		var pe *fs.PathError
+		if !errors.Is(err, fs.ErrNotExist) || !errors.As(err, &pe) || !strings.Contains(pe.Path, "missing") {
+			t.Errorf("viaRoot %v: a missing file: %v, want a path error naming it", viaRoot, err)
+		}
+		r.Close()
+	}
+}
+
+// TestRootFSReadsProcAndSys reads this host's own procfs and sysfs through
+// a rootFS over /: their files say a size of 0 or 4096 whatever they
+// hold, so reading must go on until the end rather than trust it.
+func TestRootFSReadsProcAndSys(t *testing.T) {
+	r, err := openRootFS("/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	want, err := os.ReadFile("/sys/class/net/lo/mtu")
+	if err != nil {
+		t.Fatal(err) // every Linux host with sysfs has lo
+	}
+	if got, err := r.ReadFile("sys/class/net/lo/mtu"); err != nil || string(got) != string(want) {
+		t.Errorf("sysfs lo/mtu: %q, %v; want %q", got, err, want)
+	}
+	wantStatus, err := os.ReadFile("/proc/self/limits")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := r.ReadFile("proc/self/limits")
+	if err != nil || string(got) != string(wantStatus) {
+		t.Errorf("procfs self/limits: %d bytes, %v; want %d bytes", len(got), err, len(wantStatus))
+	}
+	// A procfs file larger than the first buffer comes in several reads
+	// (/proc/crypto is some 10 KiB where the kernel has a crypto API).
+	if want, err := os.ReadFile("/proc/crypto"); err == nil {
+		if got, err := r.ReadFile("proc/crypto"); err != nil || string(got) != string(want) {
+			t.Errorf("procfs crypto: %d bytes, %v; want %d bytes", len(got), err, len(want))
+		}
+	}
+}
+
+// TestRootFSStatAndReadLinkAgree: Stat and ReadLink through openat2 say
+// what they say through os.Root, for every kind of path a hostile tree
+// holds: a file, a directory, links inside and out of the tree, a FIFO,
+// a device behind a link, a missing file, a link whose parent is a link.
+func TestRootFSStatAndReadLinkAgree(t *testing.T) {
+	tr := hostileTree(t)
+	if err := os.Symlink("bond0", filepath.Join(tr.dir, "sys/class/net/bondlink")); err != nil {
+		t.Fatal(err)
+	}
+	// Longer than the first buffer readlinkat is given.
+	if err := os.Symlink(strings.Repeat("../", 150)+"x", filepath.Join(tr.dir, "sys/class/net/longlink")); err != nil {
+		t.Fatal(err)
+	}
+	fast, err := openRootFS(tr.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fast.Close()
+	if fast.dirfd < 0 {
+		t.Fatal("no directory descriptor for openat2")
+	}
+	slow, err := openRootFS(tr.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Close()
+	closeDirFD(slow.dirfd)
+	slow.dirfd = -1
+	for _, name := range []string{
+		"proc/net/bonding/bond0", "sys/class/net", "sys/class/net/eth1/mtu", "sys/class/net/eth0/mtu",
+		"sys/class/net/bond0/bonding/active_slave", "sys/class/net/bond0/bonding/primary",
+		"sys/class/net/bond0/bonding/xmit_hash_policy", "sys/class/net/bond0/bonding/mode",
+		"sys/class/net/missing", "sys/class/net/bondlink", "sys/class/net/bondlink/bonding/primary",
+		"sys/class/net/longlink",
+	} {
+		fi, ferr := fast.Stat(name)
+		si, serr := slow.Stat(name)
+		if (ferr == nil) != (serr == nil) || errors.Is(ferr, fs.ErrNotExist) != errors.Is(serr, fs.ErrNotExist) {
+			t.Errorf("Stat %s: openat2 %v, os.Root %v", name, ferr, serr)
+		} else if ferr == nil && (fi.Mode() != si.Mode() || fi.Name() != si.Name() || !si.IsDir() && fi.Size() != si.Size() || fi.IsDir() != si.IsDir()) {
+			t.Errorf("Stat %s: openat2 %v %q %d, os.Root %v %q %d", name, fi.Mode(), fi.Name(), fi.Size(), si.Mode(), si.Name(), si.Size())
+		}
+		fl, ferr := fast.ReadLink(name)
+		sl, serr := slow.ReadLink(name)
+		if (ferr == nil) != (serr == nil) || fl != sl || errors.Is(ferr, fs.ErrNotExist) != errors.Is(serr, fs.ErrNotExist) {
+			t.Errorf("ReadLink %s: openat2 %q, %v; os.Root %q, %v", name, fl, ferr, sl, serr)
 		}
 	}
 }

@@ -76,8 +76,10 @@ type Sampler struct {
 	// events; it runs ahead of prev when Intervals reads a link change
 	// between two snapshots, and pending holds what that reading found
 	// until the next snapshot.
-	prev    map[string]*bonding.Bond
-	last    map[string]*bonding.Bond
+	// Both are whole readings' bonds, followed or not: a lookup asks
+	// only for followed names.
+	prev    []bonding.Bond
+	last    []bonding.Bond
 	pending []Event
 	started bool
 	// interval is the pace in force (nanoseconds): a UI changes it from its
@@ -113,8 +115,6 @@ func NewSampler(src Source, opts Options) *Sampler {
 	s := &Sampler{
 		src:             src,
 		opts:            opts,
-		prev:            make(map[string]*bonding.Bond),
-		last:            make(map[string]*bonding.Bond),
 		intervalChanged: make(chan struct{}, 1),
 	}
 	s.interval.Store(int64(opts.Interval))
@@ -257,21 +257,14 @@ func (s *Sampler) sampleReading(r Reading) (*Snapshot, error) {
 		s.judgePace(snap, seconds)
 	}
 
-	cur, evs := s.compare(now, r)
-	snap.Events = append(snap.Events, evs...)
-	for i := range r.Bonds {
-		b := &r.Bonds[i]
-		if cur[b.Name] == nil {
-			continue // not followed
-		}
-		snap.Bonds = append(snap.Bonds, sampleBond(s.prev[b.Name], b, seconds))
-	}
+	snap.Events = s.compare(snap.Events, now, r)
+	s.sampleBonds(snap, r, seconds)
 	for _, name := range s.opts.Bonds {
-		if cur[name] == nil {
+		if r.Bond(name) == nil {
 			snap.Missing = append(snap.Missing, name)
 		}
 	}
-	s.prev, s.last, s.prevAt, s.started = cur, cur, now, true
+	s.prev, s.last, s.prevAt, s.started = r.Bonds, r.Bonds, now, true
 	if s.neighbors != nil {
 		s.neighbors.attach(snap)
 	}
@@ -288,30 +281,32 @@ func (s *Sampler) sampleReading(r Reading) (*Snapshot, error) {
 	return snap, nil
 }
 
-// compare finds the events that turn the latest reading into r, stamped
-// at, and returns r's followed bonds by name.
-func (s *Sampler) compare(at time.Time, r Reading) (map[string]*bonding.Bond, []Event) {
-	var evs []Event
-	cur := make(map[string]*bonding.Bond, len(r.Bonds))
+// compare appends to evs the events that turn the latest reading into r,
+// stamped at.
+func (s *Sampler) compare(evs []Event, at time.Time, r Reading) []Event {
 	for i := range r.Bonds {
 		b := &r.Bonds[i]
 		if !s.follows(b.Name) {
 			continue
 		}
-		cur[b.Name] = b
-		if last := s.last[b.Name]; last != nil {
-			evs = append(evs, diffBonds(at, last, b)...)
+		if last := bondNamed(s.last, b.Name); last != nil {
+			evs = appendBondDiff(evs, at, last, b)
 		} else if s.started {
 			evs = append(evs, Event{Time: at, Bond: b.Name, Kind: EventBondAppeared, Message: b.Name + " appeared"})
 		}
 	}
-	for name := range s.last {
-		if cur[name] == nil {
+	for i := range s.last {
+		name := s.last[i].Name
+		if s.follows(name) && r.Bond(name) == nil {
 			evs = append(evs, Event{Time: at, Bond: name, Kind: EventBondGone, Message: name + " is gone (deleted, or the bonding driver unloaded)"})
 		}
 	}
-	return cur, evs
+	return evs
 }
+
+// prevBond is the followed bond called name in the reading of the last
+// snapshot, or nil.
+func (s *Sampler) prevBond(name string) *bonding.Bond { return bondNamed(s.prev, name) }
 
 // observe reads the source between two snapshots, when a link notification
 // announced a change: the events it finds, stamped now, wait for the next
@@ -326,9 +321,8 @@ func (s *Sampler) observe() error {
 	if err != nil {
 		return err
 	}
-	cur, evs := s.compare(s.opts.Clock(), r)
-	s.pending = append(s.pending, evs...)
-	s.last = cur
+	s.pending = s.compare(s.pending, s.opts.Clock(), r)
+	s.last = r.Bonds
 	return nil
 }
 
@@ -336,15 +330,45 @@ func (s *Sampler) follows(name string) bool {
 	return len(s.opts.Bonds) == 0 || slices.Contains(s.opts.Bonds, name)
 }
 
-func sampleBond(prev, cur *bonding.Bond, seconds float64) BondSample {
+// sampleBonds turns the followed bonds of a reading into the snapshot's
+// BondSamples: one array for the bonds, one for all their slaves, and the
+// few of numbers for their traffic, whatever the number of bonds.
+func (s *Sampler) sampleBonds(snap *Snapshot, r Reading, seconds float64) {
+	bonds, slaves, rooms := 0, 0, 0
+	for i := range r.Bonds {
+		if s.follows(r.Bonds[i].Name) {
+			bonds++
+			slaves += len(r.Bonds[i].Slaves)
+			rooms += roomsFor(len(r.Bonds[i].Slaves))
+		}
+	}
+	if bonds == 0 {
+		return
+	}
+	snap.Bonds = make([]BondSample, 0, bonds)
+	all := make([]SlaveSample, slaves)
+	nums := newNumbers(rooms)
+	for i := range r.Bonds {
+		b := &r.Bonds[i]
+		if !s.follows(b.Name) {
+			continue
+		}
+		n := len(b.Slaves)
+		snap.Bonds = append(snap.Bonds, sampleBond(nums, s.prevBond(b.Name), b, all[:n:n], seconds))
+		all = all[n:]
+	}
+}
+
+// sampleBond fills slaves (as many as cur has) and returns cur's sample.
+func sampleBond(nums *numbers, prev, cur *bonding.Bond, slaves []SlaveSample, seconds float64) BondSample {
 	bs := BondSample{Bond: *cur}
 	bs.Bond.Slaves = nil // BondSample.Slaves carries them, with traffic
 	var prevCounters bonding.Counters
 	if prev != nil {
 		prevCounters = prev.Counters
 	}
-	bs.Traffic = traffic(prevCounters, prev != nil, cur.Counters, seconds)
-	bs.Slaves = make([]SlaveSample, len(cur.Slaves))
+	bs.Traffic = traffic(nums, prevCounters, prev != nil, cur.Counters, seconds)
+	bs.Slaves = slaves
 	for i := range cur.Slaves {
 		sl := &cur.Slaves[i]
 		var ps *bonding.Slave
@@ -353,13 +377,13 @@ func sampleBond(prev, cur *bonding.Bond, seconds float64) BondSample {
 		}
 		ss := SlaveSample{Slave: *sl}
 		if ps != nil {
-			ss.Traffic = traffic(ps.Counters, true, sl.Counters, seconds)
+			ss.Traffic = traffic(nums, ps.Counters, true, sl.Counters, seconds)
 		} else {
-			ss.Traffic = traffic(bonding.Counters{}, false, sl.Counters, seconds)
+			ss.Traffic = traffic(nums, bonding.Counters{}, false, sl.Counters, seconds)
 		}
 		bs.Slaves[i] = ss
 	}
-	fillShares(bs.Slaves)
+	fillShares(nums, bs.Slaves)
 	return bs
 }
 

@@ -51,6 +51,19 @@ type meterTracker struct {
 	// last is each bond's traffic of the last good reading, shown again
 	// while the meter cannot be read.
 	last map[string]*MeasuredTraffic
+
+	// Scratch of one sample, reused: the slaves' names and their sorted
+	// key (sync), each slave's bond and each bond's flows (attach), the
+	// ranking, rates and forwarding MACs of one bond (measure), and the
+	// lost buckets' map of two readings ago.
+	nameBuf   []string
+	keyBuf    []byte
+	owner     map[string]int
+	perBond   [][]int32
+	entries   []rankEntry
+	rates     []flowRate
+	fwdMACs   map[[6]byte]bool
+	spareLost map[lostKey]flowCount
 }
 
 type flowCount struct{ bytes, packets uint64 }
@@ -135,17 +148,25 @@ func hostIfindex(name string) (int, error) {
 // index, an attach that failed) is tried again at the next sample, and
 // returned once.
 func (t *meterTracker) sync(bonds []BondSample) []string {
-	var names []string
+	names := t.nameBuf[:0]
 	for i := range bonds {
 		for j := range bonds[i].Slaves {
 			names = append(names, bonds[i].Slaves[j].Name)
 		}
 	}
+	t.nameBuf = names
 	slices.Sort(names)
-	key := strings.Join(names, " ")
-	if key == t.synced {
+	t.keyBuf = t.keyBuf[:0]
+	for i, n := range names {
+		if i > 0 {
+			t.keyBuf = append(t.keyBuf, ' ')
+		}
+		t.keyBuf = append(t.keyBuf, n...)
+	}
+	if string(t.keyBuf) == t.synced {
 		return nil
 	}
+	key := string(t.keyBuf)
 	var problems []string
 	m := make(map[int]string, len(names))
 	for _, n := range names {
@@ -215,14 +236,24 @@ func (t *meterTracker) attach(now time.Time, snap *Snapshot, bonds []bonding.Bon
 	}
 
 	// Which bond each flow's slave belongs to.
-	owner := make(map[string]int, len(t.names))
+	if t.owner == nil {
+		t.owner = make(map[string]int, len(t.names))
+	}
+	owner := t.owner
+	clear(owner)
 	for i := range snap.Bonds {
 		for j := range snap.Bonds[i].Slaves {
 			owner[snap.Bonds[i].Slaves[j].Name] = i
 		}
 	}
 	prevOf := t.match(r.Flows)
-	perBond := make([][]int32, len(snap.Bonds))
+	for len(t.perBond) < len(snap.Bonds) {
+		t.perBond = append(t.perBond, nil)
+	}
+	perBond := t.perBond[:len(snap.Bonds)]
+	for i := range perBond {
+		perBond[i] = perBond[i][:0]
+	}
 	for i := range r.Flows {
 		f := &r.Flows[i]
 		if f.Slave == "" {
@@ -253,11 +284,16 @@ func (t *meterTracker) attach(now time.Time, snap *Snapshot, bonds []bonding.Bon
 	for i := range r.Flows {
 		next = append(next, prevFlow{keyOf(&r.Flows[i].Key), flowCount{r.Flows[i].Bytes, r.Flows[i].Packets}})
 	}
-	nextLost := make(map[lostKey]flowCount, len(r.Lost))
+	nextLost := t.spareLost
+	if nextLost == nil {
+		nextLost = make(map[lostKey]flowCount, len(r.Lost))
+	}
+	clear(nextLost)
 	for _, l := range r.Lost {
 		nextLost[lostKey{t.lostSlave(&l), l.Direction}] = flowCount{l.Bytes, l.Packets}
 	}
 	t.spare, t.index = t.prev, nil
+	t.spareLost = t.prevLost
 	t.prev, t.prevLost, t.prevAt = next, nextLost, at
 	for name := range t.local {
 		if snap.Bond(name) == nil {
@@ -353,8 +389,11 @@ func (t *meterTracker) measure(bs *BondSample, b *bonding.Bond, k bonding.Kernel
 	var agreeBytes, predictableBytes float64
 	// Rates first, then the ranking, then each flow is built once in
 	// its place.
-	entries := make([]rankEntry, len(idx))
-	rates := make([]flowRate, len(r.Flows)) // by index in r, read after the ranking
+	entries := slices.Grow(t.entries[:0], len(idx))[:len(idx)]
+	clear(entries)
+	rates := slices.Grow(t.rates[:0], len(r.Flows))[:len(r.Flows)] // by index in r, read after the ranking
+	clear(rates)
+	t.entries, t.rates = entries, rates
 	for n, i := range idx {
 		f := &r.Flows[i]
 		var prev flowCount
@@ -371,7 +410,11 @@ func (t *meterTracker) measure(bs *BondSample, b *bonding.Bond, k bonding.Kernel
 	rankFlows(entries, r.Flows)
 	// The MACs forwarded tx flows come from (VMs, bridge ports): rx flows
 	// to them are forwarded too.
-	fwdMACs := map[[6]byte]bool{}
+	if t.fwdMACs == nil {
+		t.fwdMACs = map[[6]byte]bool{}
+	}
+	fwdMACs := t.fwdMACs
+	clear(fwdMACs)
 	for _, i := range idx {
 		if f := &r.Flows[i]; f.Direction == flowmeter.Tx && f.IngressIfindex != 0 {
 			fwdMACs[f.SrcMAC] = true

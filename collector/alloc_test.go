@@ -1,0 +1,228 @@
+package collector
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// advancingCounters moves the byte counters of bond0's slaves in a
+// fourSlaveTree forward, in place, through files opened once: a tick then
+// has rates and shares to compute, and the test allocates nothing between
+// ticks (testing.AllocsPerRun counts the test's allocations too).
+type advancingCounters struct {
+	files []*os.File
+	buf   []byte
+	n     uint64
+}
+
+func newAdvancingCounters(tb testing.TB, tr *tree) *advancingCounters {
+	a := &advancingCounters{buf: make([]byte, 0, 32)}
+	for _, s := range []string{"e1", "e2", "e3", "e4"} {
+		for _, c := range []string{"rx_bytes", "tx_bytes"} {
+			f, err := os.OpenFile(filepath.Join(tr.dir, "sys/class/net", s, "statistics", c), os.O_WRONLY, 0)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			tb.Cleanup(func() { f.Close() })
+			a.files = append(a.files, f)
+		}
+	}
+	a.step()
+	return a
+}
+
+// step adds a different amount to each counter; the text keeps its
+// twelve digits, so each write replaces the whole file.
+func (a *advancingCounters) step() {
+	a.n += 1_000_000
+	for i, f := range a.files {
+		a.buf = strconv.AppendUint(a.buf[:0], 100_000_000_000+a.n*uint64(i+1), 10)
+		a.buf = append(a.buf, '\n')
+		if _, err := f.WriteAt(a.buf, 0); err != nil {
+			panic(err)
+		}
+	}
+}
+
+// tickingRoot is a Sampler over a fourSlaveTree at 100 ms with the
+// default history, the tree's clock and the Sampler's one fake clock,
+// warmed up: its history rings are full and every cache is filled.
+func tickingRoot(tb testing.TB) *rootTicker {
+	tr := fourSlaveTree(tb)
+	counters := newAdvancingCounters(tb, tr)
+	src, err := NewRootSource(tr.dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { src.Close() })
+	clk := &fakeClock{now: time.Unix(1_000_000, 0)}
+	src.clock = clk.Now
+	s := NewSampler(src, Options{Interval: MinInterval, Clock: clk.Now})
+	rt := &rootTicker{tb: tb, s: s, clk: clk, counters: counters}
+	// 70 s: the fine rings (a minute at 100 ms) are full, and the last
+	// tick re-read the configuration (every 5 s) and sysfs.
+	for range 700 {
+		rt.tick()
+	}
+	if sh := rt.snap.Bonds[0].Slaves[3].ShareTx; sh == nil || math.Abs(*sh-0.4) > 0.01 {
+		tb.Fatalf("e4's tx share %v, want 0.4 (its counter moves 8 of the 20 steps)", sh)
+	}
+	return rt
+}
+
+// rootTicker ticks a Sampler over a fourSlaveTree whose counters move.
+type rootTicker struct {
+	tb       testing.TB
+	s        *Sampler
+	clk      *fakeClock
+	counters *advancingCounters
+	snap     *Snapshot // the latest
+}
+
+func (rt *rootTicker) tick() {
+	rt.counters.step()
+	rt.clk.Advance(MinInterval)
+	var err error
+	if rt.snap, err = rt.s.Sample(); err != nil {
+		rt.tb.Fatal(err)
+	}
+}
+
+func (rt *rootTicker) sample() *Snapshot {
+	rt.tick()
+	return rt.snap
+}
+
+// maxTickAllocs is what a steady tick over a --root tree allocates: the
+// Snapshot, its bonds, one array for all their slaves and one for the
+// numbers of their traffic, the Reading's bonds and each bond's slaves
+// (the next tick's rates and events compare with them). The re-read of
+// the configuration and sysfs every 5 s comes on top.
+const maxTickAllocs = 6
+
+// TestSamplerTickAllocs keeps a steady tick over a --root tree (read,
+// rates, events, history) at maxTickAllocs allocations. The 40 ticks
+// cover 4 s, between two re-reads of the configuration.
+func TestSamplerTickAllocs(t *testing.T) {
+	root := tickingRoot(t)
+	if got := testing.AllocsPerRun(40, root.tick); got > maxTickAllocs {
+		t.Errorf("a steady tick allocates %v times, want at most %d: see BenchmarkSamplerTickRootSteady and its -memprofile", got, maxTickAllocs)
+	}
+}
+
+// BenchmarkSamplerTickRootSteady is the tick of TestSamplerTickAllocs
+// (counters that move, a full history at 100 ms); the configuration's
+// re-read comes every 50 ticks.
+func BenchmarkSamplerTickRootSteady(b *testing.B) {
+	root := tickingRoot(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		root.tick()
+	}
+}
+
+// recordingHistory is a History of a 4-slave bond whose rings are full,
+// and a snapshot to record into it.
+func recordingHistory(tb testing.TB, interval time.Duration) (*History, *Snapshot) {
+	h := NewHistory(100*interval, interval)
+	snap := &Snapshot{Time: time.Unix(1_000_000, 0)}
+	tr := fourSlaveTree(tb)
+	src, err := NewRootSource(tr.dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer src.Close()
+	clk := &fakeClock{now: snap.Time}
+	s := NewSampler(src, Options{Interval: time.Second, History: NoHistory, Clock: clk.Now})
+	if _, err := s.Sample(); err != nil {
+		tb.Fatal(err)
+	}
+	clk.Advance(time.Second)
+	snap, err = s.Sample()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for range 3 * 100 * int(time.Second/interval) {
+		snap.Time = snap.Time.Add(interval)
+		h.Record(snap)
+	}
+	return h, snap
+}
+
+// TestHistoryRecordAllocs: recording a snapshot into full rings
+// allocates nothing, at a pace of a second and below one (fine rings and
+// per-second peaks).
+func TestHistoryRecordAllocs(t *testing.T) {
+	for _, interval := range []time.Duration{time.Second, MinInterval} {
+		h, snap := recordingHistory(t, interval)
+		if got := testing.AllocsPerRun(100, func() {
+			snap.Time = snap.Time.Add(interval)
+			h.Record(snap)
+		}); got != 0 {
+			t.Errorf("at %v: History.Record allocates %v times per snapshot, want 0", interval, got)
+		}
+	}
+}
+
+// BenchmarkHistoryRecord records a 4-slave bond's snapshot (ten series)
+// into full rings at 100 ms.
+func BenchmarkHistoryRecord(b *testing.B) {
+	h, snap := recordingHistory(b, MinInterval)
+	b.ReportAllocs()
+	for b.Loop() {
+		snap.Time = snap.Time.Add(MinInterval)
+		h.Record(snap)
+	}
+}
+
+// TestSnapshotsStayAsHandedOut: a snapshot reads the same after later
+// ticks (the dashboard keeps the one on screen while paused, the
+// diagnosis keeps a window of them), though ticks reuse buffers, memos
+// and merged bonds: nothing handed out is written again. Over the demo
+// (neighbours, LACPDU counters, flows, meter) and a --root tree whose
+// counters move.
+func TestSnapshotsStayAsHandedOut(t *testing.T) {
+	clk := &fakeClock{now: time.Unix(1_000_000, 0)}
+	demo := NewSampler(NewDemoSource(clk.Now), Options{Interval: time.Second, Clock: clk.Now})
+	root := tickingRoot(t)
+	for _, c := range []struct {
+		name   string
+		sample func() *Snapshot
+	}{
+		{"demo", func() *Snapshot {
+			clk.Advance(time.Second)
+			snap, err := demo.Sample()
+			if err != nil {
+				t.Fatal(err)
+			}
+			return snap
+		}},
+		{"root", root.sample},
+	} {
+		for range 3 {
+			c.sample()
+		}
+		kept := c.sample()
+		before := jsonOf(t, kept)
+		for range 12 {
+			c.sample()
+		}
+		if after := jsonOf(t, kept); after != before {
+			t.Errorf("%s: a snapshot changed after later ticks:\nbefore %s\nafter  %s", c.name, before, after)
+		}
+	}
+}
+
+func jsonOf(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
