@@ -291,6 +291,8 @@ func (bw *bondWindow) add(b *collector.BondSample, seconds float64, at time.Time
 	var bytes []slaveDelta
 	if n := len(bw.spare); n > 0 {
 		bytes, bw.spare = bw.spare[n-1][:0], bw.spare[:n-1]
+	} else {
+		bytes = make([]slaveDelta, 0, len(b.Slaves)) // one allocation while the window fills
 	}
 	for i := range b.Slaves {
 		sl := &b.Slaves[i]
