@@ -19,6 +19,7 @@ import (
 	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/diagnose"
+	"github.com/bondtop/bondtop/drill"
 )
 
 // TestLiveTickCost weighs the live sampler's tick against the two kernel
@@ -134,8 +135,10 @@ func TestLiveTickCost(t *testing.T) {
 	// source of its own, as each bondtop process has, and the source read
 	// alone is a third.
 	tick := collector.NewSampler(newSource(), collector.Options{Interval: 100 * time.Millisecond, History: collector.NoHistory})
+	// The diagnosis as the live dashboard runs it (cmd/bondtop's
+	// samplerOptions): the window, and the look for a killed drill.
 	diagnosed := collector.NewSampler(newSource(), collector.Options{Interval: 100 * time.Millisecond, History: collector.NoHistory,
-		Analyze: diagnose.NewWindow(0).Fill})
+		Analyze: drill.WithLeftBehind(diagnose.NewWindow(0).Fill, drill.DefaultStateDir)})
 	for _, s := range []*collector.Sampler{tick, diagnosed} {
 		for range 3 { // past the baseline and the first reads of sysfs
 			snap, err := s.Sample()
