@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"net/netip"
+	"slices"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -389,6 +390,22 @@ func TestUsableSlaves(t *testing.T) {
 	b.Slaves[3].State = sp("active")
 	if usable, _ := UsableSlaves(&b); len(usable) != 3 {
 		t.Errorf("balance-xor: usable %v, want eth0 eth1 eth3", usable)
+	}
+}
+
+// TestAppendUsableAllocs: AppendUsable, asked on every tick, agrees with
+// UsableSlaves and allocates nothing into a slice with room, though two
+// slaves are excluded (their reasons, words, are not made).
+func TestAppendUsableAllocs(t *testing.T) {
+	b := testBond()
+	want, _ := UsableSlaves(&b)
+	dst := make([]string, 0, len(b.Slaves))
+	slave := func(i int) *Slave { return &b.Slaves[i] }
+	if got := AppendUsable(dst, &b, len(b.Slaves), slave); !slices.Equal(got, want) {
+		t.Fatalf("AppendUsable %v, UsableSlaves %v", got, want)
+	}
+	if n := testing.AllocsPerRun(100, func() { dst = AppendUsable(dst[:0], &b, len(b.Slaves), slave) }); n != 0 {
+		t.Errorf("AppendUsable: %v allocations a call, want none", n)
 	}
 }
 

@@ -35,8 +35,8 @@ func UsableSlaves(b *Bond) (usable []string, excluded []Exclusion) {
 	}
 	for i := range b.Slaves {
 		s := &b.Slaves[i]
-		if reason := unusable(b, s, lacp); reason != "" {
-			excluded = append(excluded, Exclusion{s.Name, reason})
+		if k := skipOf(b, s, lacp); k != kept {
+			excluded = append(excluded, Exclusion{s.Name, k.reason(b, s)})
 			continue
 		}
 		usable = append(usable, s.Name)
@@ -46,36 +46,63 @@ func UsableSlaves(b *Bond) (usable []string, excluded []Exclusion) {
 
 // AppendUsable is UsableSlaves for a bond whose slaves are kept elsewhere
 // (n of them, the i-th given by slave): it appends the usable names to
-// dst without copying the bond, for callers that ask on every tick.
+// dst without copying the bond, for callers that ask on every tick (it
+// puts no reason in words, so it allocates nothing beyond dst).
 func AppendUsable(dst []string, b *Bond, n int, slave func(i int) *Slave) []string {
 	lacp := b.Is8023AD()
 	if lacp && b.LACP != nil && b.LACP.NoActiveAggregator {
 		return dst
 	}
 	for i := range n {
-		if s := slave(i); unusable(b, s, lacp) == "" {
+		if s := slave(i); skipOf(b, s, lacp) == kept {
 			dst = append(dst, s.Name)
 		}
 	}
 	return dst
 }
 
-// unusable gives the reason the kernel skips s, or "". The order of the
-// tests is the kernel's: aggregator first, then bond_slave_can_tx.
-func unusable(b *Bond, s *Slave, lacp bool) string {
+// skip is why the kernel skips a slave, before it is put in words.
+type skip uint8
+
+const (
+	kept skip = iota
+	otherAggregator
+	interfaceDown
+	linkNotUp
+	backupState
+)
+
+// skipOf gives why the kernel skips s, or kept. The order of the tests is
+// the kernel's: aggregator first, then bond_slave_can_tx.
+func skipOf(b *Bond, s *Slave, lacp bool) skip {
 	if lacp && b.LACP != nil && b.LACP.AggregatorID != nil && s.AggregatorID != nil && *s.AggregatorID != *b.LACP.AggregatorID {
-		return "in aggregator " + strconv.Itoa(*s.AggregatorID) + ", the active one is " + strconv.Itoa(*b.LACP.AggregatorID)
+		return otherAggregator
 	}
 	if s.OperState != nil {
 		switch *s.OperState {
 		case "down", "lowerlayerdown", "notpresent":
-			return "interface " + *s.OperState
+			return interfaceDown
 		}
 	}
 	if s.MIIStatus != nil && *s.MIIStatus != "up" {
-		return "link " + *s.MIIStatus
+		return linkNotUp
 	}
 	if s.State != nil && *s.State == "backup" {
+		return backupState
+	}
+	return kept
+}
+
+// reason puts k in words for slave s of b.
+func (k skip) reason(b *Bond, s *Slave) string {
+	switch k {
+	case otherAggregator:
+		return "in aggregator " + strconv.Itoa(*s.AggregatorID) + ", the active one is " + strconv.Itoa(*b.LACP.AggregatorID)
+	case interfaceDown:
+		return "interface " + *s.OperState
+	case linkNotUp:
+		return "link " + *s.MIIStatus
+	case backupState:
 		return "backup"
 	}
 	return ""

@@ -95,7 +95,15 @@ type view struct {
 }
 
 func newView(bw *bondWindow, snap *collector.Snapshot, b *collector.BondSample) *view {
-	v := &view{now: b, usable: bw.usable, win: bw}
+	v := &view{}
+	v.reset(bw, snap, b)
+	return v
+}
+
+// reset makes v the view of b, forgetting the bond it viewed before (the
+// Window reuses one view for every analysis).
+func (v *view) reset(bw *bondWindow, snap *collector.Snapshot, b *collector.BondSample) {
+	*v = view{now: b, usable: bw.usable, win: bw}
 	if snap != nil {
 		v.host = snap.Host
 		v.config = snap.Config
@@ -103,7 +111,6 @@ func newView(bw *bondWindow, snap *collector.Snapshot, b *collector.BondSample) 
 	if hashMode(b) {
 		v.mix = mixOf(b) // only the hashing modes' findings read it
 	}
-	return v
 }
 
 // analyze runs every check and orders the findings worst first, then by ID.

@@ -85,7 +85,7 @@ func (v *view) modelValue(opt string) (string, bool) {
 		c, err := intent.Canonical(opt, *p)
 		return c, err == nil
 	}
-	num := func(p *int) (string, bool) {
+	if p, ok := v.modelInt(opt); ok {
 		if p == nil {
 			return "", false
 		}
@@ -96,16 +96,6 @@ func (v *view) modelValue(opt string) (string, bool) {
 		return word(b.Mode)
 	case "xmit_hash_policy":
 		return word(b.XmitHashPolicy)
-	case "miimon":
-		return num(b.MIIMonMs)
-	case "updelay":
-		return num(b.UpDelayMs)
-	case "downdelay":
-		return num(b.DownDelayMs)
-	case "peer_notif_delay":
-		return num(b.PeerNotifyMs)
-	case "arp_interval":
-		return num(b.ARPIntervalMs)
 	case "arp_ip_target":
 		if b.ARPIntervalMs == nil {
 			return "", false
@@ -117,8 +107,6 @@ func (v *view) modelValue(opt string) (string, bool) {
 		return word(b.PrimaryReselect)
 	case "fail_over_mac":
 		return word(b.FailOverMAC)
-	case "tlb_dynamic_lb":
-		return num(b.TLBDynamicLB)
 	}
 	if l := b.LACP; l != nil {
 		switch opt {
@@ -126,10 +114,6 @@ func (v *view) modelValue(opt string) (string, bool) {
 			return word(l.Rate)
 		case "ad_select":
 			return word(l.ADSelect)
-		case "min_links":
-			return num(l.MinLinks)
-		case "ad_actor_sys_prio":
-			return num(l.SystemPriority)
 		case "lacp_active":
 			if l.Active == nil {
 				return "", false
@@ -140,8 +124,42 @@ func (v *view) modelValue(opt string) (string, bool) {
 	return "", false
 }
 
-// runningInt is running for a number; ok is false when unknown.
+// modelInt is a numeric option's field in the bond model; has says
+// whether the model has the option at all (the field is nil when unknown).
+func (v *view) modelInt(opt string) (field *int, has bool) {
+	b := v.now
+	switch opt {
+	case "miimon":
+		return b.MIIMonMs, true
+	case "updelay":
+		return b.UpDelayMs, true
+	case "downdelay":
+		return b.DownDelayMs, true
+	case "peer_notif_delay":
+		return b.PeerNotifyMs, true
+	case "arp_interval":
+		return b.ARPIntervalMs, true
+	case "tlb_dynamic_lb":
+		return b.TLBDynamicLB, true
+	}
+	if l := b.LACP; l != nil {
+		switch opt {
+		case "min_links":
+			return l.MinLinks, true
+		case "ad_actor_sys_prio":
+			return l.SystemPriority, true
+		}
+	}
+	return nil, false
+}
+
+// runningInt is running for a number; ok is false when unknown. The
+// model's number is taken as it is (not through its text, which would
+// allocate on every analysis).
 func (v *view) runningInt(opt string) (int, bool) {
+	if p, _ := v.modelInt(opt); p != nil {
+		return *p, true
+	}
 	s, ok := v.running(opt)
 	if !ok {
 		return 0, false

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/bondtop/bondtop/bonding"
+	"github.com/bondtop/bondtop/collector"
 )
 
 const zeroMAC = "00:00:00:00:00:00"
@@ -59,20 +60,39 @@ func (v *view) lacp() []Finding {
 			Detail:  "Slaves with link are missing from the active aggregator, so they carry nothing. The slaves' aggregator ids (root only) tell which; usually the switch ports are not all in the same LACP port-channel."})
 	}
 
-	// Partners: none heard, or different ones.
-	partners := map[string][]string{} // partner MAC -> slaves
+	// Partners: none heard, or different ones. The slaves are grouped by
+	// partner only when they hear more than one: one partner, the healthy
+	// case judged every second, costs no allocation.
 	missing := map[string]bool{}
-	for i := range b.Slaves {
-		s := &b.Slaves[i]
+	partnerOf := func(s *collector.SlaveSample) (string, bool) {
 		if !up[s.Name] || s.Partner == nil || s.Partner.SystemMAC == nil {
-			continue
+			return "", false
 		}
 		mac := strings.ToLower(*s.Partner.SystemMAC)
-		if mac == zeroMAC {
+		return mac, mac != zeroMAC
+	}
+	onePartner, first := true, ""
+	for i := range b.Slaves {
+		s := &b.Slaves[i]
+		mac, ok := partnerOf(s)
+		switch {
+		case !ok && mac == zeroMAC:
 			missing[s.Name] = true
-			continue
+		case !ok:
+		case first == "":
+			first = mac
+		case mac != first:
+			onePartner = false
 		}
-		partners[mac] = append(partners[mac], s.Name)
+	}
+	var partners map[string][]string // partner MAC -> slaves
+	if !onePartner {
+		partners = map[string][]string{}
+		for i := range b.Slaves {
+			if mac, ok := partnerOf(&b.Slaves[i]); ok {
+				partners[mac] = append(partners[mac], b.Slaves[i].Name)
+			}
+		}
 	}
 	if len(missing) > 0 {
 		out = append(out, Finding{ID: IDPartnerMissing, Severity: Warning, Slaves: v.slaveOrder(missing),
@@ -184,21 +204,32 @@ func (v *view) lacp() []Finding {
 
 func (v *view) keyMismatch(up, missing map[string]bool) (Finding, bool) {
 	b := v.now
+	actorKey := func(s *collector.SlaveSample) (int, bool) {
+		if !up[s.Name] || s.Actor == nil || s.Actor.Key == nil {
+			return 0, false
+		}
+		return *s.Actor.Key, true
+	}
+	partnerKey := func(s *collector.SlaveSample) (int, bool) {
+		if !up[s.Name] || missing[s.Name] || s.Partner == nil || s.Partner.Key == nil || *s.Partner.Key == 0 {
+			return 0, false
+		}
+		return *s.Partner.Key, true
+	}
+	// Equal keys, the healthy case judged every second, are told without
+	// building the groups (and allocating).
+	if !keysDiffer(b, actorKey) && !keysDiffer(b, partnerKey) {
+		return Finding{}, false
+	}
 	actor, partner := map[int][]string{}, map[int][]string{}
 	for i := range b.Slaves {
 		s := &b.Slaves[i]
-		if !up[s.Name] {
-			continue
+		if k, ok := actorKey(s); ok {
+			actor[k] = append(actor[k], s.Name)
 		}
-		if s.Actor != nil && s.Actor.Key != nil {
-			actor[*s.Actor.Key] = append(actor[*s.Actor.Key], s.Name)
+		if k, ok := partnerKey(s); ok {
+			partner[k] = append(partner[k], s.Name)
 		}
-		if !missing[s.Name] && s.Partner != nil && s.Partner.Key != nil && *s.Partner.Key != 0 {
-			partner[*s.Partner.Key] = append(partner[*s.Partner.Key], s.Name)
-		}
-	}
-	if len(actor) <= 1 && len(partner) <= 1 {
-		return Finding{}, false
 	}
 	all := map[string]bool{}
 	var parts []string
@@ -223,4 +254,20 @@ func (v *view) keyMismatch(up, missing map[string]bool) (Finding, bool) {
 	return Finding{ID: IDKeyMismatch, Severity: Warning, Slaves: v.slaveOrder(all),
 		Message: "LACP keys differ between slaves: " + strings.Join(parts, "; "),
 		Detail:  "Ports aggregate only with equal keys. Our key encodes each slave's speed and duplex (a slave at another speed gets another key and its own aggregator); the partner's key is its port-channel (ports in different port-channels on the switch). Make the speeds equal, and put the switch ports in one port-channel."}, true
+}
+
+// keysDiffer reports whether the slaves with a key (ok) have more than one.
+func keysDiffer(b *collector.BondSample, key func(*collector.SlaveSample) (int, bool)) bool {
+	first, seen := 0, false
+	for i := range b.Slaves {
+		k, ok := key(&b.Slaves[i])
+		switch {
+		case !ok:
+		case !seen:
+			first, seen = k, true
+		case k != first:
+			return true
+		}
+	}
+	return false
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/bondtop/bondtop/bonding"
+	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/internal/units"
 )
 
@@ -57,23 +58,22 @@ func (v *view) links() []Finding {
 			Detail:  "link_failure_count rose: the link went down and came back. Each loss moves the slave's traffic elsewhere and, in 802.3ad, renegotiates LACP. A dirty optic, a bad cable, a switch port flapping, or a miimon/updelay too short for the NIC; see dmesg and the switch's log."})
 	}
 
-	// Differences between the slaves with link.
-	speeds := map[int][]string{}
-	mtus := map[int][]string{}
+	// Differences between the slaves with link. The groups of slaves by
+	// speed and by MTU are built only when the values differ: a healthy
+	// bond, judged every second, allocates nothing here.
+	speed := func(s *collector.SlaveSample) (int, bool) {
+		return deref(s.SpeedMbps)
+	}
+	mtu := func(s *collector.SlaveSample) (int, bool) {
+		return deref(s.MTU)
+	}
+	speeds := groupsIfDiffer(b, down, speed, func(k int) bool { return k > 0 }, nil)
+	mtus := groupsIfDiffer(b, down, mtu, func(int) bool { return true }, b.MTU)
 	half := map[string]bool{}
 	for i := range b.Slaves {
 		s := &b.Slaves[i]
-		if down[s.Name] {
-			continue
-		}
-		if s.SpeedMbps != nil && *s.SpeedMbps > 0 {
-			speeds[*s.SpeedMbps] = append(speeds[*s.SpeedMbps], s.Name)
-		}
-		if s.Duplex != nil && *s.Duplex == "half" {
+		if !down[s.Name] && s.Duplex != nil && *s.Duplex == "half" {
 			half[s.Name] = true
-		}
-		if s.MTU != nil {
-			mtus[*s.MTU] = append(mtus[*s.MTU], s.Name)
 		}
 	}
 	if len(speeds) > 1 {
@@ -122,20 +122,28 @@ func (v *view) counters() []Finding {
 	per := v.win.counts
 	secs := v.windowSeconds()
 	pick := func(get func(*sums) uint64, minFraction float64) (map[string]bool, []string) {
-		set := map[string]bool{}
-		for name, p := range per {
+		counts := func(name string, p *sums) bool {
 			n := get(p)
 			if n == 0 || (minFraction > 0 && float64(n) < minFraction*float64(p.packets)) {
-				continue
+				return false
 			}
 			// Drops on a backup slave are the bond discarding what
 			// arrives there, by design.
 			if minFraction > 0 {
 				if sl := slaveOf(v.now, name); sl != nil && str(sl.State) == "backup" {
-					continue
+					return false
 				}
 			}
-			set[name] = true
+			return true
+		}
+		var set map[string]bool // made only when a slave counts: clean slaves cost no allocation
+		for name, p := range per {
+			if counts(name, p) {
+				if set == nil {
+					set = map[string]bool{}
+				}
+				set[name] = true
+			}
 		}
 		var parts []string
 		for _, n := range v.slaveOrder(set) {
@@ -169,6 +177,37 @@ func val(p *uint64) uint64 {
 		return 0
 	}
 	return *p
+}
+
+// groupsIfDiffer groups the slaves with link (not in down) by a value
+// (kept when counts), the bond's own value too when other is known and
+// some slave has a value: nil when all those values are one, which is
+// what a healthy bond shows and then costs no allocation.
+func groupsIfDiffer(b *collector.BondSample, down map[string]bool, value func(*collector.SlaveSample) (int, bool), counts func(int) bool, other *int) map[int][]string {
+	first, seen, differ := 0, false, false
+	for i := range b.Slaves {
+		s := &b.Slaves[i]
+		k, ok := value(s)
+		if down[s.Name] || !ok || !counts(k) {
+			continue
+		}
+		if !seen {
+			first, seen = k, true
+		} else if k != first {
+			differ = true
+		}
+	}
+	if !seen || (!differ && (other == nil || *other == first)) {
+		return nil
+	}
+	groups := map[int][]string{}
+	for i := range b.Slaves {
+		s := &b.Slaves[i]
+		if k, ok := value(s); ok && !down[s.Name] && counts(k) {
+			groups[k] = append(groups[k], s.Name)
+		}
+	}
+	return groups
 }
 
 func boolSet[T any](m map[string]T) map[string]bool {

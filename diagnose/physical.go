@@ -211,6 +211,9 @@ func (v *view) fecRising() []Finding {
 			corSlaves[s.Name] = true
 		}
 	}
+	if len(unc)+len(cor) == 0 {
+		return nil
+	}
 	span := fmt.Sprintf("%.0f s", v.win.seconds())
 	var out []Finding
 	if len(unc) > 0 {

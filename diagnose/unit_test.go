@@ -75,6 +75,12 @@ func TestLinkDifferences(t *testing.T) {
 	speed.Slaves[1].SpeedMbps = new(1000)
 	speed.Slaves[1].Actor.Key = new(9) // 802.3ad keys encode speed
 
+	// The slaves agree with each other, not with the bond: every one of
+	// them drops the bond's frames.
+	bondMTU := xorBond(slave("eth0", 1000), slave("eth1", 1000))
+	bondMTU.MTU = new(9000)
+	bondMTU.Slaves[0].MTU, bondMTU.Slaves[1].MTU = new(1500), new(1500)
+
 	half := xorBond(slave("eth0", 100), slave("eth1", 100))
 	half.Slaves[1].Duplex = new("half")
 
@@ -85,6 +91,7 @@ func TestLinkDifferences(t *testing.T) {
 		slaves []string
 	}{
 		{"mtu", mtu, IDMTUMismatch, []string{"eth1"}},
+		{"mtu of the bond", bondMTU, IDMTUMismatch, []string{"eth0", "eth1"}},
 		{"speed", speed, IDSpeedMismatch, []string{"eth0", "eth1"}},
 		{"speed key", speed, IDKeyMismatch, []string{"eth0", "eth1"}},
 		{"half duplex", half, IDHalfDuplex, []string{"eth1"}},

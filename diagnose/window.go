@@ -33,6 +33,9 @@ type Window struct {
 	// analyzed is, per bond, its last analysis: what Fill carries into
 	// the snapshots between two analyses (see reanalyzeEvery).
 	analyzed map[string]analysis
+	// view is the view every analysis fills again: one allocation for
+	// the Window's life rather than one per analysis.
+	view view
 }
 
 // reanalyzeEvery is how often Fill judges a bond's window again when
@@ -83,11 +86,13 @@ func (w *Window) Fill(s *collector.Snapshot) {
 			b.Findings, b.Intended, b.Drift = slices.Clip(last.findings), last.intended, slices.Clip(last.drift)
 			continue
 		}
-		v := newView(w.bonds[b.Name], s, b)
+		v := &w.view
+		v.reset(w.bonds[b.Name], s, b)
 		v.whatIf = w.cachedWhatIf(b, v.mix)
 		v.changes = w.changes[b.Name]
 		b.Findings = v.analyze()
 		b.Intended, b.Drift = v.drift()
+		*v = view{} // holds nothing of s past Fill
 		w.analyzed[b.Name] = analysis{at: s.Time, findings: b.Findings, intended: b.Intended, drift: b.Drift}
 	}
 	if len(w.analyzed) > len(s.Bonds) {
@@ -267,6 +272,10 @@ type bondWindow struct {
 	// counts are every slave's error counts over all the samples (a
 	// slave without interval counts in any sample has none).
 	counts map[string]*counterSums
+	// shareSlaves and shareBytes hold what shares returns, reused from
+	// one analysis to the next.
+	shareSlaves []string
+	shareBytes  []float64
 }
 
 func newBondWindow() *bondWindow {
@@ -282,6 +291,8 @@ func (bw *bondWindow) add(b *collector.BondSample, seconds float64, at time.Time
 	var bytes []slaveDelta
 	if n := len(bw.spare); n > 0 {
 		bytes, bw.spare = bw.spare[n-1][:0], bw.spare[:n-1]
+	} else {
+		bytes = make([]slaveDelta, 0, len(b.Slaves)) // one allocation while the window fills
 	}
 	for i := range b.Slaves {
 		sl := &b.Slaves[i]
@@ -422,9 +433,14 @@ func (bw *bondWindow) seconds() float64 {
 }
 
 // shares are one direction's shares over the bond's window, the slaves of
-// now naming the rows.
+// now naming the rows. Their slices are the window's, reused: valid until
+// the next call (the imbalance check reads them and lets go).
 func (bw *bondWindow) shares(now *collector.BondSample, tx bool) Shares {
-	s := Shares{Largest: -1, Slaves: make([]string, len(now.Slaves)), Bytes: make([]float64, len(now.Slaves))}
+	n := len(now.Slaves)
+	bw.shareSlaves = slices.Grow(bw.shareSlaves[:0], n)[:n]
+	bw.shareBytes = slices.Grow(bw.shareBytes[:0], n)[:n]
+	clear(bw.shareBytes)
+	s := Shares{Largest: -1, Slaves: bw.shareSlaves, Bytes: bw.shareBytes}
 	s.Seconds = bw.rxSeconds
 	if tx {
 		s.Seconds = bw.txSeconds

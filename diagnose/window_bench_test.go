@@ -136,42 +136,52 @@ func readInto(path string, buf []byte) error {
 func BenchmarkWindowFill(b *testing.B) {
 	for _, sz := range []struct{ bonds, slaves int }{{1, 4}, {4, 4}} {
 		b.Run(fmt.Sprintf("%dx%d", sz.bonds, sz.slaves), func(b *testing.B) {
-			tr, err := bondtree.Write(b.TempDir(), sz.bonds, sz.slaves)
-			if err != nil {
-				b.Fatal(err)
-			}
-			root, err := collector.NewRootSource(tr.Dir)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer root.Close()
-			start := time.Unix(1_700_000_000, 0)
-			now := start
-			s := collector.NewSampler(&movingSource{RootSource: root}, collector.Options{
-				Interval: 100 * time.Millisecond, Clock: func() time.Time { return now }, History: -1,
-			})
-			snaps := make([]*collector.Snapshot, 1000)
-			for i := range snaps {
-				now = now.Add(100 * time.Millisecond)
-				if snaps[i], err = s.Sample(); err != nil {
-					b.Fatal(err)
-				}
-			}
-			w := NewWindow(0)
-			i := 0
-			fill := func() {
-				snap := snaps[i%len(snaps)]
-				snap.Time = start.Add(time.Duration(i) * 100 * time.Millisecond)
-				w.Fill(snap)
-				i++
-			}
-			for range int(DefaultWindow/(100*time.Millisecond)) + 10 {
-				fill()
-			}
+			fill := fullWindow(b, sz.bonds, sz.slaves)
 			b.ReportAllocs()
 			for b.Loop() {
 				fill()
 			}
 		})
 	}
+}
+
+// fullWindow samples 1000 snapshots at 100 ms of a generated tree of
+// bonds × slaves whose counters move, fills a Window until its span is
+// full, and returns the next tick: Fill on the next snapshot (they come
+// round again, restamped, so the window's clock keeps going).
+func fullWindow(tb testing.TB, bonds, slaves int) (fill func()) {
+	tb.Helper()
+	tr, err := bondtree.Write(tb.TempDir(), bonds, slaves)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	root, err := collector.NewRootSource(tr.Dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { root.Close() })
+	start := time.Unix(1_700_000_000, 0)
+	now := start
+	s := collector.NewSampler(&movingSource{RootSource: root}, collector.Options{
+		Interval: 100 * time.Millisecond, Clock: func() time.Time { return now }, History: -1,
+	})
+	snaps := make([]*collector.Snapshot, 1000)
+	for i := range snaps {
+		now = now.Add(100 * time.Millisecond)
+		if snaps[i], err = s.Sample(); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	w := NewWindow(0)
+	i := 0
+	fill = func() {
+		snap := snaps[i%len(snaps)]
+		snap.Time = start.Add(time.Duration(i) * 100 * time.Millisecond)
+		w.Fill(snap)
+		i++
+	}
+	for range int(DefaultWindow/(100*time.Millisecond)) + 10 {
+		fill()
+	}
+	return fill
 }

@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"fmt"
 	"maps"
 	"math"
 	"math/rand/v2"
@@ -191,4 +192,26 @@ func TestWindowReanalyzesOnEventOrEverySecond(t *testing.T) {
 			t.Errorf("the second snapshot's appended finding became %q", last.ID)
 		}
 	})
+}
+
+// TestWindowFillSteadyStateAllocs: on a healthy bond whose window is
+// full, a second of ticks at 100 ms (nine snapshots that carry the last
+// findings, one that judges the bond again) allocates nothing, for one
+// bond and for several. The count is over 30 s of ticks at once, so an
+// allocation once in a while shows too.
+func TestWindowFillSteadyStateAllocs(t *testing.T) {
+	for _, sz := range []struct{ bonds, slaves int }{{1, 4}, {4, 4}} {
+		t.Run(fmt.Sprintf("%dx%d", sz.bonds, sz.slaves), func(t *testing.T) {
+			fill := fullWindow(t, sz.bonds, sz.slaves)
+			ticks := int(DefaultWindow / (100 * time.Millisecond))
+			allocs := testing.AllocsPerRun(1, func() {
+				for range ticks {
+					fill()
+				}
+			})
+			if allocs != 0 {
+				t.Errorf("%v allocations in %d ticks at 100 ms of a full window (%d bonds of %d slaves), want none", allocs, ticks, sz.bonds, sz.slaves)
+			}
+		})
+	}
 }

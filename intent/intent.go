@@ -157,8 +157,12 @@ func Canonical(option, value string) (string, error) {
 				word = "off"
 			}
 		}
-		if n, err := strconv.Atoi(word); err == nil && n >= 0 && n < len(names) {
-			return names[n], nil
+		// A word is the common case: Atoi's error on it would
+		// allocate, and the diagnosis asks this on every analysis.
+		if word != "" && strings.ContainsRune("0123456789+-", rune(word[0])) {
+			if n, err := strconv.Atoi(word); err == nil && n >= 0 && n < len(names) {
+				return names[n], nil
+			}
 		}
 		if slices.Contains(names, word) {
 			return word, nil

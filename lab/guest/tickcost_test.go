@@ -1,0 +1,276 @@
+//go:build linux
+
+package guest
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/vishvananda/netlink/nl"
+	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
+
+	"github.com/bondtop/bondtop/bonding"
+	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/diagnose"
+	"github.com/bondtop/bondtop/drill"
+)
+
+// TestLiveTickCost weighs the live sampler's tick against the two kernel
+// reads it cannot do without, in one process on a real 4-slave 802.3ad
+// bond: the floor is one RTM_GETLINK dump on a persistent rtnetlink socket
+// (the messages received, not decoded) plus one read of
+// /proc/net/bonding/bond0 into a reused buffer. Then, step by step, what
+// the product does: the live source's Read (decoding, procfs parse, the
+// cached sysfs), the LACPDU counters the Sampler asks for on every tick,
+// the Sampler's tick as the dashboard runs it without a history (rates,
+// events, the neighbour and physical trackers), and that tick with the
+// diagnosis; beside them, cheaper ways to read the procfs file and the
+// LACPDU counters, for the report. Each step runs alone for its
+// allocations, then all in turn in one testing.Benchmark for the times
+// and the ratios to the floor (the goal: the tick at most 1.5
+// times the floor). It fails only when something does not work (no bond,
+// a read or sample error), never on a time: speed is judged from the
+// figures, not by a timed test.
+func TestLiveTickCost(t *testing.T) {
+	p, _ := lacpPair(t, 180, 4)
+	const procFile = "/proc/net/bonding/bond0"
+
+	sock, err := nl.GetNetlinkSocketAt(netns.None(), netns.None(), unix.NETLINK_ROUTE)
+	if err != nil {
+		t.Fatalf("rtnetlink socket: %v", err)
+	}
+	t.Cleanup(sock.Close)
+	sockets := map[int]*nl.SocketHandle{unix.NETLINK_ROUTE: {Socket: sock}}
+	dump := func() (int, error) {
+		req := &nl.NetlinkRequest{
+			NlMsghdr: unix.NlMsghdr{Len: unix.SizeofNlMsghdr, Type: unix.RTM_GETLINK, Flags: unix.NLM_F_REQUEST | unix.NLM_F_DUMP},
+			Sockets:  sockets,
+		}
+		req.AddData(nl.NewIfInfomsg(unix.AF_UNSPEC))
+		links := 0
+		err := req.ExecuteIter(unix.NETLINK_ROUTE, unix.RTM_NEWLINK, func([]byte) bool { links++; return true })
+		return links, err
+	}
+	buf := make([]byte, 64<<10)
+	readProc := func() (int, error) {
+		f, err := os.Open(procFile)
+		if err != nil {
+			return 0, err
+		}
+		defer f.Close()
+		total := 0
+		for {
+			if total == len(buf) {
+				return total, fmt.Errorf("%s: larger than %d bytes", procFile, len(buf))
+			}
+			n, err := f.Read(buf[total:])
+			total += n
+			if errors.Is(err, io.EOF) || (n == 0 && err == nil) {
+				return total, nil
+			}
+			if err != nil {
+				return total, err
+			}
+		}
+	}
+	// What the live source could do instead of one RTM_GETSTATS request
+	// per slave: one dump of every link's slave statistics, the LACPDU
+	// counters of each slave in it (weighed for the report; the product
+	// does not do this yet).
+	statsDump := func() (int, error) {
+		req := &nl.NetlinkRequest{
+			NlMsghdr: unix.NlMsghdr{Len: unix.SizeofNlMsghdr, Type: unix.RTM_GETSTATS, Flags: unix.NLM_F_REQUEST | unix.NLM_F_DUMP},
+			Sockets:  sockets,
+		}
+		hdr := make([]byte, bonding.SizeofIfStatsMsg)
+		binary.NativeEndian.PutUint32(hdr[8:], bonding.StatsFilterSlaveXstats)
+		req.AddRawData(hdr)
+		counted := 0
+		err := req.ExecuteIter(unix.NETLINK_ROUTE, unix.RTM_NEWSTATS, func(msg []byte) bool {
+			if c, ok := bonding.ParseLACPDUStats(msg); ok && c != nil {
+				counted++
+			}
+			return true
+		})
+		return counted, err
+	}
+	// The floor's reads must see the bond: the dump its links, the file
+	// its slaves.
+	links, err := dump()
+	if err != nil {
+		t.Fatalf("RTM_GETLINK dump: %v", err)
+	}
+	if links < 1+len(p.Slaves) {
+		t.Fatalf("RTM_GETLINK dump: %d links, want the bond and its %d slaves at least", links, len(p.Slaves))
+	}
+	n, err := readProc()
+	if err != nil || n == 0 {
+		t.Fatalf("%s: %d bytes, %v", procFile, n, err)
+	}
+	if parsed, _, err := bonding.ParseProcReport(p.Bond, buf[:n]); err != nil || len(parsed.Slaves) != len(p.Slaves) {
+		t.Fatalf("%s: %d slaves parsed, want %d (%v)", procFile, len(parsed.Slaves), len(p.Slaves), err)
+	}
+	if n, err := statsDump(); err != nil || n != len(p.Slaves) {
+		t.Fatalf("RTM_GETSTATS dump: LACPDU counters of %d slaves, want %d (%v)", n, len(p.Slaves), err)
+	}
+
+	newSource := func() *collector.LiveSource {
+		src, err := collector.NewLiveSource()
+		if err != nil {
+			t.Fatalf("collector.NewLiveSource: %v", err)
+		}
+		t.Cleanup(func() { src.Close() })
+		return src
+	}
+	// The dashboard's options at 10 Hz, without a history (the history's
+	// cost is the history's own) and without the flow table and meter
+	// (the flows view's, and no flows run here). Each Sampler has a
+	// source of its own, as each bondtop process has, and the source read
+	// alone is a third.
+	tick := collector.NewSampler(newSource(), collector.Options{Interval: 100 * time.Millisecond, History: collector.NoHistory})
+	// The diagnosis as the live dashboard runs it (cmd/bondtop's
+	// samplerOptions): the window, and the look for a killed drill.
+	diagnosed := collector.NewSampler(newSource(), collector.Options{Interval: 100 * time.Millisecond, History: collector.NoHistory,
+		Analyze: drill.WithLeftBehind(diagnose.NewWindow(0).Fill, drill.DefaultStateDir)})
+	for _, s := range []*collector.Sampler{tick, diagnosed} {
+		for range 3 { // past the baseline and the first reads of sysfs
+			snap, err := s.Sample()
+			if err != nil {
+				t.Fatalf("sample: %v", err)
+			}
+			if b := BondIn(t, snap, p.Bond); len(b.Slaves) != len(p.Slaves) {
+				t.Fatalf("bondtop shows %d slaves of %s, want %d", len(b.Slaves), p.Bond, len(p.Slaves))
+			}
+		}
+	}
+	reader := newSource()
+	if r, err := reader.Read(); err != nil || r.Bond(p.Bond) == nil {
+		t.Fatalf("live read: bond %s missing (%v)", p.Bond, err)
+	}
+
+	// The steps, cheapest first: the floor's two reads, then what the
+	// product does. port_counters is a part of the tick, weighed alone:
+	// the LACPDU counters the Sampler asks the source for on every tick
+	// (one RTM_GETSTATS request per slave).
+	steps := []struct {
+		name string
+		op   func() error
+	}{
+		{"floor_dump", func() error { _, err := dump(); return err }},
+		{"floor_proc", func() error { _, err := readProc(); return err }},
+		{"floor", func() error {
+			if _, err := dump(); err != nil {
+				return err
+			}
+			_, err := readProc()
+			return err
+		}},
+		{"proc_parse", func() error {
+			n, err := readProc()
+			if err != nil {
+				return err
+			}
+			_, _, err = bonding.ParseProcReport(p.Bond, buf[:n])
+			return err
+		}},
+		{"proc_readfile_parse", func() error {
+			// The live source's way: os.ReadFile (through os.DirFS), which
+			// stats the file, and grows its buffer from 512 bytes for a
+			// procfs file that says its size is 0, one read each.
+			data, err := os.ReadFile(procFile)
+			if err != nil {
+				return err
+			}
+			_, _, err = bonding.ParseProcReport(p.Bond, data)
+			return err
+		}},
+		{"lacpdu_dump", func() error { _, err := statsDump(); return err }},
+		{"live_read", func() error { _, err := reader.Read(); return err }},
+		{"port_counters", func() error {
+			if pcs := reader.PortCounters(p.Slaves); len(pcs) != len(p.Slaves) {
+				return fmt.Errorf("port counters of %d slaves, want %d", len(pcs), len(p.Slaves))
+			}
+			return nil
+		}},
+		{"live_tick", func() error { _, err := tick.Sample(); return err }},
+		{"live_tick_diagnosed", func() error { _, err := diagnosed.Sample(); return err }},
+	}
+	// Each step alone, for its allocations (exact; the times come from
+	// the paired run below). A hundred runs: a whole benchmark per step
+	// would add seconds of emulated CPU to the lab for nothing.
+	for _, st := range steps {
+		var opErr error
+		allocs := testing.AllocsPerRun(100, func() {
+			if err := st.op(); err != nil && opErr == nil {
+				opErr = err
+			}
+		})
+		if opErr != nil {
+			t.Fatalf("%s: %v", st.name, opErr)
+		}
+		Measure(t, "tick_allocs_"+st.name+"[slaves=4]", allocs, "allocs/op")
+	}
+	// The ratios come from one benchmark whose every iteration runs every
+	// step in turn, each timed: the floor and the tick see the same
+	// moments of a noisy host, so their ratio holds where separate runs'
+	// times wander. Each iteration starts one step further, so that no
+	// step always follows the one whose garbage the collector is busy
+	// with; three runs, summed, for more iterations.
+	// Every op's time is kept: the mean includes the live source's
+	// configuration refresh (sysfs and ethtool, every 10 s), the median
+	// is a tick without it.
+	took := make([][]time.Duration, len(steps))
+	for range 3 {
+		var opErr error
+		var round [][]time.Duration
+		res := testing.Benchmark(func(b *testing.B) {
+			round = make([][]time.Duration, len(steps))
+			for k := range b.N {
+				for j := range steps {
+					i := (k + j) % len(steps)
+					start := time.Now()
+					if opErr = steps[i].op(); opErr != nil {
+						return
+					}
+					round[i] = append(round[i], time.Since(start))
+				}
+			}
+		})
+		if opErr != nil {
+			t.Fatal(opErr)
+		}
+		if res.N == 0 {
+			t.Fatal("the paired benchmark did not run")
+		}
+		for i := range took {
+			took[i] = append(took[i], round[i]...)
+		}
+	}
+	mean, median := map[string]float64{}, map[string]float64{}
+	for i, st := range steps {
+		var sum time.Duration
+		for _, d := range took[i] {
+			sum += d
+		}
+		slices.Sort(took[i])
+		mean[st.name] = float64(sum.Nanoseconds()) / float64(len(took[i]))
+		median[st.name] = float64(took[i][len(took[i])/2].Nanoseconds())
+		Measure(t, "tick_paired_mean_"+st.name+"[slaves=4]", mean[st.name]/1000, "µs/op")
+		Measure(t, "tick_paired_median_"+st.name+"[slaves=4]", median[st.name]/1000, "µs/op")
+		Measure(t, "tick_paired_max_"+st.name+"[slaves=4]", float64(took[i][len(took[i])-1].Microseconds()), "µs")
+	}
+	if mean["floor"] <= 0 || median["floor"] <= 0 {
+		t.Fatal("the floor took no time: the clock or the benchmark is broken")
+	}
+	for _, name := range []string{"live_tick", "live_read", "port_counters", "live_tick_diagnosed", "proc_parse", "proc_readfile_parse", "lacpdu_dump"} {
+		Measure(t, "tick_ratio_mean_"+name+"_to_floor[slaves=4]", mean[name]/mean["floor"], "x")
+		Measure(t, "tick_ratio_median_"+name+"_to_floor[slaves=4]", median[name]/median["floor"], "x")
+	}
+}
