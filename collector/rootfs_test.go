@@ -59,14 +59,7 @@ func hostileTree(t *testing.T) *tree {
 func TestRootFSRefusesHostileFiles(t *testing.T) {
 	tr := hostileTree(t)
 	for _, viaRoot := range []bool{false, true} {
-		r, err := openRootFS(tr.dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if viaRoot {
-			closeDirFD(r.dirfd)
-			r.dirfd = -1
-		}
+		r := openRootFSVia(t, tr.dir, viaRoot)
 		for file, want := range map[string]string{
 			"sys/class/net/bond0/bonding/active_slave":     "",
 			"sys/class/net/bond0/bonding/primary":          "",
@@ -76,6 +69,7 @@ func TestRootFSRefusesHostileFiles(t *testing.T) {
 		} {
 			done := make(chan struct{})
 			var data []byte
+			var err error
 			go func() {
 				data, err = r.ReadFile(file)
 				close(done)
@@ -199,14 +193,7 @@ func TestRootFSReadsWholeFiles(t *testing.T) {
 	}
 	tr.write("huge", strings.Repeat("x", maxTreeFile+1))
 	for _, viaRoot := range []bool{false, true} {
-		r, err := openRootFS(tr.dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if viaRoot {
-			closeDirFD(r.dirfd)
-			r.dirfd = -1
-		}
+		r := openRootFSVia(t, tr.dir, viaRoot)
 		for i, n := range sizes {
 			data, err := r.ReadFile(fmt.Sprintf("f%d", i))
 			if err != nil || len(data) != n || strings.Trim(string(data), string(rune('a'+i))) != "" {
@@ -216,7 +203,7 @@ func TestRootFSReadsWholeFiles(t *testing.T) {
 		if _, err := r.ReadFile("huge"); err == nil || !strings.Contains(err.Error(), "larger than") {
 			t.Errorf("viaRoot %v: a file over the cap: %v", viaRoot, err)
 		}
-		_, err = r.ReadFile("missing")
+		_, err := r.ReadFile("missing")
 		var pe *fs.PathError
 		if !errors.Is(err, fs.ErrNotExist) || !errors.As(err, &pe) || !strings.Contains(pe.Path, "missing") {
 			t.Errorf("viaRoot %v: a missing file: %v, want a path error naming it", viaRoot, err)
@@ -306,4 +293,19 @@ func TestRootFSStatAndReadLinkAgree(t *testing.T) {
 			t.Errorf("ReadLink %s: openat2 %q, %v; os.Root %q, %v", name, fl, ferr, sl, serr)
 		}
 	}
+}
+
+// openRootFSVia opens dir as a rootFS, through openat2 or (viaRoot) as on
+// kernels without it, through os.Root.
+func openRootFSVia(t *testing.T, dir string, viaRoot bool) *rootFS {
+	t.Helper()
+	r, err := openRootFS(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if viaRoot {
+		closeDirFD(r.dirfd)
+		r.dirfd = -1
+	}
+	return r
 }
