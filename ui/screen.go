@@ -134,7 +134,7 @@ func (s *quietScreen) Put(x, y int, str string, style tcell.Style) (string, int)
 	if x >= 0 && y >= 0 && x < s.width && y < s.height {
 		i := y*s.width + x
 		id := s.styleID(style)
-		if c := &s.shown[i]; c.whole && c.style == id && id != noStyle && c.str == str {
+		if c := &s.shown[i]; c.whole && c.width > 0 && c.style == id && id != noStyle && c.str == str {
 			s.mark(x, y, int(c.width))
 			return "", int(c.width) // the cell holds this already
 		}
@@ -147,8 +147,7 @@ func (s *quietScreen) Put(x, y int, str string, style tcell.Style) (string, int)
 		s.mark(x, y, max(width, 1))
 		return rest, width
 	}
-	s.changed = true
-	return s.Screen.Put(x, y, str, style)
+	return s.Screen.Put(x, y, str, style) // off the screen: tcell keeps nothing
 }
 
 // SetContent implements tcell.Screen (tview's own widgets draw with it).
