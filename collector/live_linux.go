@@ -111,13 +111,18 @@ type liveBond struct {
 	sysfs     bonding.SysfsResult
 	proc      *bonding.Bond // nil when unreadable or unparsable
 	procWarn  string
+	speeds    []ethSpeed
 	// procText is the procfs text proc and procWarn were parsed from
 	// (nil when it could not be read), and procFile its path: the text
 	// is read every tick, and parsed again only when it changed.
 	procText []byte
 	procFile string
 	procRead keptFile // procFile, kept open between reads
-	speeds   []ethSpeed
+	// What of proc and sysfs may fill the netlink bond (trustNetlink),
+	// kept while they and what netlink says of the bond stay; the
+	// generations count the reads that changed proc and sysfs.
+	procTrusted, sysfsTrusted trustedCopy
+	procGen, sysfsGen         uint64
 }
 
 // ethSpeed is one slave's ethtool link mode, with the link state it was
@@ -530,11 +535,9 @@ func (s *LiveSource) readBond(r *Reading, db *dumpedBond, all []dumpedSlave, gen
 	orderSlaves(b.Slaves, c.order(procFresh))
 
 	if c.proc != nil {
-		p := trustNetlink(&b, c.proc, attrs, noAggregator)
-		bonding.Merge(&b, &p)
+		bonding.Merge(&b, c.procTrusted.of(&b, c.proc, c.procGen, attrs, noAggregator))
 	}
-	sys := trustNetlink(&b, &c.sysfs.Bond, attrs, noAggregator)
-	bonding.Merge(&b, &sys)
+	bonding.Merge(&b, c.sysfsTrusted.of(&b, &c.sysfs.Bond, c.sysfsGen, attrs, noAggregator))
 
 	r.Warnings = append(r.Warnings, c.sysfs.Warnings...)
 	if c.procWarn != "" {
@@ -568,6 +571,7 @@ func (s *LiveSource) dropBonds(gone func(name string) bool) {
 func (s *LiveSource) refreshConfig(c *liveBond, name string, slaves []dumpedSlave, gen uint64, now time.Time) {
 	c.gen, c.readAt, c.checkedAt = gen, now, now
 	c.sysfs = bonding.ReadSysfs(s.fsys, name)
+	c.sysfsGen++
 	s.readProc(c, name)
 	s.readEthtool(c, slaves, true)
 }
@@ -624,6 +628,7 @@ func (s *LiveSource) readProc(c *liveBond, name string) {
 		return // the bond and the warnings parsed from this text
 	}
 	c.proc, c.procWarn, c.procText = nil, "", nil
+	c.procGen++
 	switch {
 	case err == nil:
 		c.procText = bytes.Clone(data) // data is the reader's buffer
@@ -694,6 +699,41 @@ func orderSlaves(slaves []bonding.Slave, order []bonding.Slave) {
 		return len(order)
 	}
 	slices.SortStableFunc(slaves, func(a, b bonding.Slave) int { return rank(a.Name) - rank(b.Name) })
+}
+
+// trustedCopy is trustNetlink of one cached bond, with what it was made
+// from: a steady tick merges the same copy again instead of copying the
+// bond and its slaves twice. Merge only reads it.
+type trustedCopy struct {
+	ok           bool
+	gen          uint64   // the cached bond's generation
+	active       bool     // netlink's active slave is authoritative
+	noActiveAgg  bool     // netlink says there is no active aggregator
+	slaves       []string // the netlink bond's slaves
+	noAggregator []string
+	bond         bonding.Bond
+}
+
+// of returns trustNetlink(nb, src, attrs, noAggregator), made anew only
+// when src's generation or what it depends on of nb changed.
+func (t *trustedCopy) of(nb *bonding.Bond, src *bonding.Bond, gen uint64, attrs *bonding.BondAttrs, noAggregator []string) *bonding.Bond {
+	active := attrs != nil && attrs.AuthoritativeActive()
+	noActiveAgg := nb.LACP != nil && nb.LACP.NoActiveAggregator
+	same := t.ok && t.gen == gen && t.active == active && t.noActiveAgg == noActiveAgg &&
+		slices.Equal(t.noAggregator, noAggregator) && len(t.slaves) == len(nb.Slaves)
+	for i := 0; same && i < len(nb.Slaves); i++ {
+		same = t.slaves[i] == nb.Slaves[i].Name
+	}
+	if !same {
+		t.bond = trustNetlink(nb, src, attrs, noAggregator)
+		t.ok, t.gen, t.active, t.noActiveAgg = true, gen, active, noActiveAgg
+		t.noAggregator = append(t.noAggregator[:0], noAggregator...)
+		t.slaves = t.slaves[:0]
+		for i := range nb.Slaves {
+			t.slaves = append(t.slaves, nb.Slaves[i].Name)
+		}
+	}
+	return &t.bond
 }
 
 // trustNetlink returns a copy of a cached or file-based bond reduced to
