@@ -115,14 +115,13 @@ func (c *rtnlConn) exchange(typ, flags uint16, payload []byte, resType uint16, e
 		if err != nil {
 			return err
 		}
-		for len(b) >= unix.SizeofNlMsghdr {
-			h := (*unix.NlMsghdr)(unsafe.Pointer(&b[0]))
-			l := int(h.Len)
-			if l < unix.SizeofNlMsghdr || l > len(b) {
-				return fmt.Errorf("netlink: malformed message (length %d of %d bytes)", l, len(b))
+		for len(b) > 0 {
+			h, msg, rest, err := nextMsg(b)
+			if err != nil {
+				c.drain() // the rest of a dump, so that the next one may start
+				return err
 			}
-			msg := b[unix.SizeofNlMsghdr:l]
-			b = b[min(nlmAlign(l), len(b)):]
+			b = rest
 			if h.Seq != c.seq {
 				continue // the late answer of an earlier request that failed
 			}
@@ -148,6 +147,26 @@ func (c *rtnlConn) exchange(typ, flags uint16, payload []byte, resType uint16, e
 			}
 		}
 	}
+}
+
+// nextMsg splits the first netlink message off a datagram: its header,
+// its payload, and the rest of the datagram.
+func nextMsg(b []byte) (h unix.NlMsghdr, msg, rest []byte, err error) {
+	if len(b) < unix.SizeofNlMsghdr {
+		return h, nil, nil, fmt.Errorf("netlink: %d bytes left of a datagram, short of a message header", len(b))
+	}
+	h = unix.NlMsghdr{
+		Len:   binary.NativeEndian.Uint32(b[0:4]),
+		Type:  binary.NativeEndian.Uint16(b[4:6]),
+		Flags: binary.NativeEndian.Uint16(b[6:8]),
+		Seq:   binary.NativeEndian.Uint32(b[8:12]),
+		Pid:   binary.NativeEndian.Uint32(b[12:16]),
+	}
+	if h.Len < unix.SizeofNlMsghdr || int64(h.Len) > int64(len(b)) {
+		return h, nil, nil, fmt.Errorf("netlink: malformed message (length %d of %d bytes)", h.Len, len(b))
+	}
+	l := int(h.Len)
+	return h, b[unix.SizeofNlMsghdr:l], b[min(nlmAlign(l), len(b)):], nil
 }
 
 func nlmAlign(n int) int { return (n + unix.NLMSG_ALIGNTO - 1) &^ (unix.NLMSG_ALIGNTO - 1) }

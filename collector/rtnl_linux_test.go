@@ -163,3 +163,26 @@ func TestRtnlConnStatsDump(t *testing.T) {
 		t.Fatalf("statistics dump answered for %v, requests for %v; want lo and 6 veths", dumped, each)
 	}
 }
+
+// FuzzRtnlMessages: splitting a datagram into netlink messages never
+// reads past it, and each step consumes bytes.
+func FuzzRtnlMessages(f *testing.F) {
+	done := make([]byte, 20)
+	binary.NativeEndian.PutUint32(done[0:], 20)
+	binary.NativeEndian.PutUint16(done[4:], unix.NLMSG_DONE)
+	f.Add(append(append([]byte{}, done...), done...))
+	f.Add(done[:17])
+	f.Add([]byte{16, 0, 0, 0, 1, 0, 2, 0, 3, 0, 0, 0, 4, 0, 0, 0, 0xff})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		for len(b) > 0 {
+			h, msg, rest, err := nextMsg(b)
+			if err != nil {
+				return
+			}
+			if int(h.Len) != unix.SizeofNlMsghdr+len(msg) || len(rest) >= len(b) || int(h.Len) > len(b) {
+				t.Fatalf("header length %d, payload %d, rest %d of %d", h.Len, len(msg), len(rest), len(b))
+			}
+			b = rest
+		}
+	})
+}
