@@ -71,7 +71,8 @@ FUZZ_TARGETS := bonding:FuzzParseProc bonding:FuzzParseNetDev bonding:FuzzReadSy
 	collector/flowmeter:FuzzParseFrame \
 	collector/neighbors:FuzzDecode bonding:FuzzParseXstats collector/neighbors:FuzzDecodeLACPDU \
 	ovs:FuzzDecodeMessage ovs:FuzzParseBondShow ovs:FuzzParseLACPShow \
-	bonding/module:FuzzDecode bonding:FuzzParseEthtool collector:FuzzLinkMemo
+	bonding/module:FuzzDecode bonding:FuzzParseEthtool collector:FuzzLinkMemo \
+	collector:FuzzRtnlMessages
 
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \

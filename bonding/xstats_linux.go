@@ -71,7 +71,10 @@ func ParseCarrierCounts(msg []byte) (name string, c *CarrierCounts, ok bool) {
 	if len(msg) < unix.SizeofIfInfomsg {
 		return "", nil, false
 	}
-	var up, down *uint64
+	// Flags rather than pointers to the values: a pointer taken in the
+	// callback would move a value to the heap for every attribute.
+	var counts CarrierCounts
+	var up, down bool
 	walkAttrs(msg[unix.SizeofIfInfomsg:], func(typ uint16, val []byte) bool {
 		if typ == unix.IFLA_IFNAME {
 			name = strings.TrimRight(string(val), "\x00")
@@ -80,17 +83,18 @@ func ParseCarrierCounts(msg []byte) (name string, c *CarrierCounts, ok bool) {
 		if len(val) < 4 {
 			return true
 		}
-		v := uint64(binary.NativeEndian.Uint32(val))
 		switch typ {
 		case unix.IFLA_CARRIER_UP_COUNT:
-			up = &v
+			counts.Up, up = uint64(binary.NativeEndian.Uint32(val)), true
 		case unix.IFLA_CARRIER_DOWN_COUNT:
-			down = &v
+			counts.Down, down = uint64(binary.NativeEndian.Uint32(val)), true
 		}
 		return true
 	})
-	if up == nil || down == nil {
+	if !up || !down {
 		return name, nil, false
 	}
-	return name, &CarrierCounts{Up: *up, Down: *down}, true
+	c = new(CarrierCounts)
+	*c = counts
+	return name, c, true
 }

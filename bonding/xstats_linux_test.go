@@ -61,6 +61,27 @@ func TestParseCarrierCounts(t *testing.T) {
 	}
 }
 
+// TestParseCarrierCountsAllocs: the name and the counts are all it
+// allocates, however many other attributes a link message carries (a
+// live tick reads every slave's).
+func TestParseCarrierCountsAllocs(t *testing.T) {
+	msg := make([]byte, unix.SizeofIfInfomsg)
+	msg = append(msg, rta(unix.IFLA_IFNAME, []byte("eth0\x00"))...)
+	for typ := range uint16(30) {
+		if typ != unix.IFLA_IFNAME && typ != unix.IFLA_CARRIER_UP_COUNT && typ != unix.IFLA_CARRIER_DOWN_COUNT {
+			msg = append(msg, rta(typ, binary.NativeEndian.AppendUint32(nil, 1500))...)
+		}
+	}
+	msg = append(msg, rta(unix.IFLA_CARRIER_UP_COUNT, binary.NativeEndian.AppendUint32(nil, 5))...)
+	msg = append(msg, rta(unix.IFLA_CARRIER_DOWN_COUNT, binary.NativeEndian.AppendUint32(nil, 4))...)
+	if name, c, ok := ParseCarrierCounts(msg); !ok || name != "eth0" || *c != (CarrierCounts{5, 4}) {
+		t.Fatalf("got %q %+v %v", name, c, ok)
+	}
+	if n := testing.AllocsPerRun(100, func() { ParseCarrierCounts(msg) }); n > 2 {
+		t.Errorf("%v allocations per message, want 2 (the name, the counts)", n)
+	}
+}
+
 func FuzzParseXstats(f *testing.F) {
 	f.Add(statsMsg(1, 2, 3))
 	f.Add(append(make([]byte, unix.SizeofIfInfomsg), rta(unix.IFLA_CARRIER_UP_COUNT, []byte{1, 0, 0, 0})...))

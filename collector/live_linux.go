@@ -16,7 +16,6 @@ import (
 
 	"github.com/mdlayher/ethtool"
 	"github.com/vishvananda/netlink"
-	"github.com/vishvananda/netlink/nl"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 
@@ -60,7 +59,7 @@ var errLiveClosed = errors.New("live source is closed")
 // a released slave or an active slave the kernel no longer has.
 type LiveSource struct {
 	fsys        fs.FS // "/": procfs and sysfs
-	rt          map[int]*nl.SocketHandle
+	rtnl        *rtnlConn
 	eth         *ethtool.Client // nil when the kernel lacks the ethtool family
 	ethWarning  string          // why eth is nil, when that is not "too old"
 	capNetAdmin bool
@@ -80,7 +79,8 @@ type LiveSource struct {
 	mu         sync.Mutex // serialises Read and Close
 	closed     bool
 	cache      map[string]*liveBond
-	msgs       [][]byte // the dump's bond and slave messages, reused
+	msgs       [][]byte // the dump's bond and slave messages, in arena
+	arena      []byte   // copies of the kept messages of the last dump
 	watchedIdx []int
 	// memo holds each bond's and slave's last message, decoded, by
 	// ifindex (live_memo_linux.go); decodes counts the decodes.
@@ -92,6 +92,10 @@ type LiveSource struct {
 	slavesBuf []dumpedSlave
 	mineBuf   []dumpedSlave
 	idxBuf    []int
+	// statsWanted is PortCounters' scratch: the slaves it reads; and
+	// noStatsDump is set once the kernel refused a statistics dump.
+	statsWanted []statsWant
+	noStatsDump bool
 
 	nb   *neighbors.Listener // LLDP/CDP on the slaves (neighbors_linux.go)
 	phys *physConn           // ethtool link state, FEC, module (physical_linux.go); nil without the family
@@ -107,12 +111,18 @@ type liveBond struct {
 	sysfs     bonding.SysfsResult
 	proc      *bonding.Bond // nil when unreadable or unparsable
 	procWarn  string
+	speeds    []ethSpeed
 	// procText is the procfs text proc and procWarn were parsed from
 	// (nil when it could not be read), and procFile its path: the text
 	// is read every tick, and parsed again only when it changed.
 	procText []byte
 	procFile string
-	speeds   []ethSpeed
+	procRead keptFile // procFile, kept open between reads
+	// What of proc and sysfs may fill the netlink bond (trustNetlink),
+	// kept while they and what netlink says of the bond stay; the
+	// generations count the reads that changed proc and sysfs.
+	procTrusted, sysfsTrusted trustedCopy
+	procGen, sysfsGen         uint64
 }
 
 // ethSpeed is one slave's ethtool link mode, with the link state it was
@@ -151,15 +161,13 @@ var (
 // of the calling thread's network namespace and subscribes to link
 // notifications. Close releases them.
 func NewLiveSource() (*LiveSource, error) {
-	sock, err := nl.GetNetlinkSocketAt(netns.None(), netns.None(), unix.NETLINK_ROUTE)
+	rtnl, err := openRtnl()
 	if err != nil {
 		return nil, fmt.Errorf("open rtnetlink socket: %w", err)
 	}
-	_ = sock.SetSendTimeout(&netlinkTimeout)
-	_ = sock.SetReceiveTimeout(&netlinkTimeout)
 	s := &LiveSource{
 		fsys:        os.DirFS("/"),
-		rt:          map[int]*nl.SocketHandle{unix.NETLINK_ROUTE: {Socket: sock}},
+		rtnl:        rtnl,
 		capNetAdmin: hasCapNetAdmin(),
 		ns:          netns.None(),
 		now:         time.Now,
@@ -204,6 +212,7 @@ func (s *LiveSource) Close() error {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		s.closed = true
+		s.dropBonds(func(string) bool { return true })
 		s.release()
 		_ = s.nb.Close()
 	})
@@ -212,9 +221,7 @@ func (s *LiveSource) Close() error {
 
 // release closes what NewLiveSource opened.
 func (s *LiveSource) release() {
-	for _, sh := range s.rt {
-		sh.Close()
-	}
+	s.rtnl.close()
 	if s.eth != nil {
 		_ = s.eth.Close()
 	}
@@ -260,39 +267,41 @@ func (s *LiveSource) readKernel() (Reading, error) {
 // isBondLink keeps the messages of bonds and of their slaves.
 func isBondLink(scan bonding.LinkScan) bool { return scan.Bond || scan.Slave }
 
-// dumpLinks takes one RTM_GETLINK dump into s.msgs, keeping the messages
-// keep accepts. Other links are only scanned, never decoded: a container
-// host may have hundreds.
+// dumpLinks takes one RTM_GETLINK dump into s.msgs, keeping (copied into
+// s.arena) the messages keep accepts. Other links are only scanned, never
+// decoded: a container host may have hundreds.
 func (s *LiveSource) dumpLinks(r *Reading, keep func(bonding.LinkScan) bool) error {
 	for attempt := 1; ; attempt++ {
-		s.msgs = s.msgs[:0]
-		req := &nl.NetlinkRequest{
-			NlMsghdr: unix.NlMsghdr{
-				Len:   unix.SizeofNlMsghdr,
-				Type:  unix.RTM_GETLINK,
-				Flags: unix.NLM_F_REQUEST | unix.NLM_F_DUMP,
-			},
-			Sockets: s.rt,
-		}
+		s.msgs, s.arena = s.msgs[:0], s.arena[:0]
 		// No IFLA_EXT_MASK: without RTEXT_FILTER_VF the kernel leaves
 		// out the VF tables that make dumps heavy on SR-IOV hosts.
-		req.AddData(nl.NewIfInfomsg(unix.AF_UNSPEC))
-		err := req.ExecuteIter(unix.NETLINK_ROUTE, unix.RTM_NEWLINK, func(msg []byte) bool {
+		err := s.rtnl.dump(unix.RTM_GETLINK, anyIfInfomsg[:], unix.RTM_NEWLINK, func(msg []byte) {
 			if scan, ok := bonding.ScanLink(msg); ok && keep(scan) {
-				s.msgs = append(s.msgs, msg) // a fresh buffer per receive: safe to keep
+				s.msgs = append(s.msgs, s.keepMsg(msg))
 			}
-			return true
 		})
 		switch {
 		case err == nil:
 			return nil
-		case !errors.Is(err, netlink.ErrDumpInterrupted):
+		case !errors.Is(err, netlink.ErrDumpInterrupted) && !errors.Is(err, errReplyTruncated):
 			return fmt.Errorf("netlink link dump: %w", err)
 		case attempt == liveDumpAttempts:
 			r.Warnings = append(r.Warnings, "netlink link dump: interrupted by link changes; a bond or slave may be missing from this reading")
 			return nil
 		}
 	}
+}
+
+// anyIfInfomsg is the struct ifinfomsg of a dump of every link.
+var anyIfInfomsg [unix.SizeofIfInfomsg]byte
+
+// keepMsg copies msg, which lives in the receive buffer, into s.arena.
+// An arena that grows leaves the messages copied before in its old
+// array, where they stay valid.
+func (s *LiveSource) keepMsg(msg []byte) []byte {
+	start := len(s.arena)
+	s.arena = append(s.arena, msg...)
+	return s.arena[start:len(s.arena):len(s.arena)]
 }
 
 // build turns the dumped messages into the Reading: the netlink view of
@@ -304,7 +313,7 @@ func (s *LiveSource) build(r *Reading, gen uint64) error {
 		r.Warnings = append(r.Warnings, s.ethWarning)
 	}
 	if len(bonds) == 0 {
-		clear(s.cache)
+		s.dropBonds(func(string) bool { return true })
 		s.setWatched(nil)
 		if !s.driverLoaded() {
 			return ErrNoBonding
@@ -316,11 +325,7 @@ func (s *LiveSource) build(r *Reading, gen uint64) error {
 	for i := range bonds {
 		r.Bonds = append(r.Bonds, s.readBond(r, &bonds[i], slaves, gen, now))
 	}
-	for name := range s.cache {
-		if r.Bond(name) == nil {
-			delete(s.cache, name)
-		}
-	}
+	s.dropBonds(func(name string) bool { return r.Bond(name) == nil })
 	idx := s.idxBuf[:0]
 	defer func() { s.idxBuf = idx }()
 	for _, b := range bonds {
@@ -345,6 +350,9 @@ func (s *LiveSource) decode(r *Reading) ([]dumpedBond, []dumpedSlave) {
 	for _, msg := range s.msgs {
 		m := s.memoFor(msg)
 		if m == nil {
+			// The link keeps slices of the message it is decoded from
+			// (its hardware address): the memo owns that copy.
+			msg = bytes.Clone(msg)
 			link, err := deserializeLink(msg)
 			if err != nil {
 				r.Warnings = append(r.Warnings, fmt.Sprintf("netlink link dump: %v", err))
@@ -479,6 +487,9 @@ func (s *LiveSource) readBond(r *Reading, db *dumpedBond, all []dumpedSlave, gen
 
 	c := s.cache[name]
 	if c == nil || c.index != link.Index {
+		if c != nil {
+			c.procRead.close()
+		}
 		c = &liveBond{index: link.Index}
 		s.cache[name] = c
 	}
@@ -524,11 +535,9 @@ func (s *LiveSource) readBond(r *Reading, db *dumpedBond, all []dumpedSlave, gen
 	orderSlaves(b.Slaves, c.order(procFresh))
 
 	if c.proc != nil {
-		p := trustNetlink(&b, c.proc, attrs, noAggregator)
-		bonding.Merge(&b, &p)
+		bonding.Merge(&b, c.procTrusted.of(&b, c.proc, c.procGen, attrs, noAggregator))
 	}
-	sys := trustNetlink(&b, &c.sysfs.Bond, attrs, noAggregator)
-	bonding.Merge(&b, &sys)
+	bonding.Merge(&b, c.sysfsTrusted.of(&b, &c.sysfs.Bond, c.sysfsGen, attrs, noAggregator))
 
 	r.Warnings = append(r.Warnings, c.sysfs.Warnings...)
 	if c.procWarn != "" {
@@ -547,10 +556,22 @@ func (s *LiveSource) readBond(r *Reading, db *dumpedBond, all []dumpedSlave, gen
 	return b
 }
 
+// dropBonds forgets the cached bonds that gone says are gone, closing
+// their files.
+func (s *LiveSource) dropBonds(gone func(name string) bool) {
+	for name, c := range s.cache {
+		if gone(name) {
+			c.procRead.close()
+			delete(s.cache, name)
+		}
+	}
+}
+
 // refreshConfig re-reads everything the cache holds for one bond.
 func (s *LiveSource) refreshConfig(c *liveBond, name string, slaves []dumpedSlave, gen uint64, now time.Time) {
 	c.gen, c.readAt, c.checkedAt = gen, now, now
 	c.sysfs = bonding.ReadSysfs(s.fsys, name)
+	c.sysfsGen++
 	s.readProc(c, name)
 	s.readEthtool(c, slaves, true)
 }
@@ -602,15 +623,16 @@ func (s *LiveSource) readProc(c *liveBond, name string) {
 		c.procFile = path.Join(bonding.ProcNetBonding, name)
 	}
 	file := c.procFile
-	data, err := fs.ReadFile(s.fsys, file)
+	data, err := c.procRead.read(s.fsys, file)
 	if err == nil && c.procText != nil && bytes.Equal(data, c.procText) {
 		return // the bond and the warnings parsed from this text
 	}
 	c.proc, c.procWarn, c.procText = nil, "", nil
+	c.procGen++
 	switch {
 	case err == nil:
-		c.procText = data
-		p, notes, err := bonding.ParseProcReport(name, data)
+		c.procText = bytes.Clone(data) // data is the reader's buffer
+		p, notes, err := bonding.ParseProcReport(name, c.procText)
 		if err != nil {
 			c.procWarn = err.Error() // names the file
 			return
@@ -677,6 +699,41 @@ func orderSlaves(slaves []bonding.Slave, order []bonding.Slave) {
 		return len(order)
 	}
 	slices.SortStableFunc(slaves, func(a, b bonding.Slave) int { return rank(a.Name) - rank(b.Name) })
+}
+
+// trustedCopy is trustNetlink of one cached bond, with what it was made
+// from: a steady tick merges the same copy again instead of copying the
+// bond and its slaves twice. Merge only reads it.
+type trustedCopy struct {
+	ok           bool
+	gen          uint64   // the cached bond's generation
+	active       bool     // netlink's active slave is authoritative
+	noActiveAgg  bool     // netlink says there is no active aggregator
+	slaves       []string // the netlink bond's slaves
+	noAggregator []string
+	bond         bonding.Bond
+}
+
+// of returns trustNetlink(nb, src, attrs, noAggregator), made anew only
+// when src's generation or what it depends on of nb changed.
+func (t *trustedCopy) of(nb *bonding.Bond, src *bonding.Bond, gen uint64, attrs *bonding.BondAttrs, noAggregator []string) *bonding.Bond {
+	active := attrs != nil && attrs.AuthoritativeActive()
+	noActiveAgg := nb.LACP != nil && nb.LACP.NoActiveAggregator
+	same := t.ok && t.gen == gen && t.active == active && t.noActiveAgg == noActiveAgg &&
+		slices.Equal(t.noAggregator, noAggregator) && len(t.slaves) == len(nb.Slaves)
+	for i := 0; same && i < len(nb.Slaves); i++ {
+		same = t.slaves[i] == nb.Slaves[i].Name
+	}
+	if !same {
+		t.bond = trustNetlink(nb, src, attrs, noAggregator)
+		t.ok, t.gen, t.active, t.noActiveAgg = true, gen, active, noActiveAgg
+		t.noAggregator = append(t.noAggregator[:0], noAggregator...)
+		t.slaves = t.slaves[:0]
+		for i := range nb.Slaves {
+			t.slaves = append(t.slaves, nb.Slaves[i].Name)
+		}
+	}
+	return &t.bond
 }
 
 // trustNetlink returns a copy of a cached or file-based bond reduced to

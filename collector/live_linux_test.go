@@ -828,3 +828,34 @@ func TestLiveBuildMemo(t *testing.T) {
 		t.Errorf("e1 aggregator %v, want netlink's new 2", e1.AggregatorID)
 	}
 }
+
+// TestLiveBuildTrustedCopy: a steady tick merges the procfs and sysfs
+// copies made for the last one; a slave released since (still in the
+// unchanged procfs text) does not come back through them, and one
+// enslaved again is filled from procfs again.
+func TestLiveBuildTrustedCopy(t *testing.T) {
+	now := time.Unix(1000, 0)
+	tree := lacpTree(t, "8023ad-6.8-healthy-root.txt")
+	s := fakeLive(tree, &now)
+	both := func() *bonding.Bond {
+		r := buildOnce(t, s, lacpBondMsg(true, 0), lacpSlaveMsg(3, "e2", 1, 5000), lacpSlaveMsg(4, "e1", 1, 7000))
+		return r.Bond("bond0")
+	}
+	both()
+	c := s.cache["bond0"]
+	first := c.procTrusted.bond.Slaves
+	if b := both(); len(first) != 2 || &c.procTrusted.bond.Slaves[0] != &first[0] || slaveNames(b) != "e1 e2" {
+		t.Fatalf("steady tick: trusted procfs copy made again or wrong (%s)", slaveNames(b))
+	}
+	now = now.Add(time.Second)
+	r := buildOnce(t, s, lacpBondMsg(true, 0), lacpSlaveMsg(3, "e2", 1, 5100))
+	b := r.Bond("bond0")
+	if slaveNames(b) != "e2" || len(c.procTrusted.bond.Slaves) != 1 {
+		t.Fatalf("after e1's release: slaves %q, trusted procfs copy has %d", slaveNames(b), len(c.procTrusted.bond.Slaves))
+	}
+	b = both()
+	e1 := b.Slave("e1")
+	if e1 == nil || e1.Partner == nil || e1.Partner.SystemMAC == nil || *e1.Partner.SystemMAC != "02:fc:ce:91:32:14" {
+		t.Fatalf("e1 enslaved again: partner from procfs %s", mustJSON(e1))
+	}
+}

@@ -18,7 +18,10 @@ import (
 // it, serve again with the new counters, instead of decoding dozens of
 // attributes into new values (vishvananda/netlink allocates for each).
 type linkMemo struct {
-	msg  []byte // a dump's own buffer, never reused (dumpLinks)
+	// msg is the message link was decoded from, the memo's own copy:
+	// link keeps slices of it. A later message that differs only in
+	// the counters is copied over it.
+	msg  []byte
 	link netlink.Link
 	// The decoded attributes of a bond or a slave (decode), and the slave
 	// built from the link (readBond; slaveOK once it is).
@@ -69,7 +72,7 @@ func (s *LiveSource) memoFor(msg []byte) *linkMemo {
 	if st := m.link.Attrs().Statistics; st != nil && !readLinkStats(msg, st) {
 		return nil
 	}
-	m.msg = msg
+	copy(m.msg, msg)
 	return m
 }
 

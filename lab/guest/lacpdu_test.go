@@ -105,8 +105,8 @@ func TestLACPDU(t *testing.T) {
 	if after.LastRxAgeSeconds == nil || *after.LastRxAgeSeconds > 1.5 {
 		t.Errorf("last LACPDU age %s, want under 1.5 s at lacp_rate fast", Show(after.LastRxAgeSeconds))
 	}
-	// What the switch's side adds to a tick: the per-slave RTM_GETSTATS
-	// requests (the carrier counts come from the link dump already read).
+	// What the switch's side adds to a tick: one RTM_GETSTATS dump (the
+	// carrier counts come from the link dump already read).
 	var costs []float64
 	for range 21 {
 		start := time.Now()
