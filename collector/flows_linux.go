@@ -215,22 +215,16 @@ func (f *LiveFlows) dump(out []Socket, family, proto uint8, states uint32) ([]So
 // end of the dump.
 func (f *LiveFlows) parseDump(out []Socket, b []byte, proto uint8) (_ []Socket, done bool, _ error) {
 	ne := binary.NativeEndian
-	for len(b) >= unix.NLMSG_HDRLEN {
-		l := int(ne.Uint32(b))
-		if l < unix.NLMSG_HDRLEN || l > len(b) {
-			return out, true, errors.New("flow table: malformed sock_diag message")
+	for len(b) > 0 {
+		h, msg, rest, err := nextMsg(b)
+		if err != nil {
+			return out, true, fmt.Errorf("flow table: sock_diag: %w", err)
 		}
-		typ, seq := ne.Uint16(b[4:]), ne.Uint32(b[8:])
-		msg := b[unix.NLMSG_HDRLEN:l]
-		if next := (l + unix.NLMSG_ALIGNTO - 1) &^ (unix.NLMSG_ALIGNTO - 1); next < len(b) {
-			b = b[next:]
-		} else {
-			b = nil
-		}
-		if seq != f.seq {
+		b = rest
+		if h.Seq != f.seq {
 			continue // left over from an abandoned dump
 		}
-		switch typ {
+		switch h.Type {
 		case unix.NLMSG_DONE:
 			return out, true, nil
 		case unix.NLMSG_ERROR:

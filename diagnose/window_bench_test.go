@@ -7,40 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/internal/bondtree"
 )
-
-// movingSource is a root tree whose counters move on every read, in
-// memory: slave j of a bond carries (j+1) units a tick, so shares are
-// uneven and the imbalance check has work to do, without rewriting
-// thousands of statistics files per tick.
-type movingSource struct {
-	*collector.RootSource
-	tick uint64
-}
-
-func (m *movingSource) Read() (collector.Reading, error) {
-	r, err := m.RootSource.Read()
-	m.tick++
-	for i := range r.Bonds {
-		b := &r.Bonds[i]
-		for j := range b.Slaves {
-			add(&b.Slaves[j].Counters, m.tick*uint64(j+1)*125_000)
-		}
-		add(&b.Counters, m.tick*125_000*uint64(len(b.Slaves)))
-	}
-	return r, err
-}
-
-func add(cs *bonding.Counters, n uint64) {
-	for _, c := range []bonding.Counter{bonding.RxBytes, bonding.TxBytes} {
-		if v, ok := cs.Get(c); ok {
-			cs.Set(c, v+n)
-		}
-	}
-}
 
 var windowSizes = []struct{ bonds, slaves int }{{1, 2}, {4, 4}, {64, 8}}
 
@@ -62,7 +31,7 @@ func BenchmarkFullWindowTick(b *testing.B) {
 			defer root.Close()
 			now := time.Unix(1_700_000_000, 0)
 			w := NewWindow(0)
-			s := collector.NewSampler(&movingSource{RootSource: root}, collector.Options{
+			s := collector.NewSampler(&bondtree.MovingSource{RootSource: root}, collector.Options{
 				Interval: 100 * time.Millisecond, Clock: func() time.Time { return now },
 				Analyze: w.Fill, History: -1,
 			})
@@ -162,7 +131,7 @@ func fullWindow(tb testing.TB, bonds, slaves int) (fill func()) {
 	tb.Cleanup(func() { root.Close() })
 	start := time.Unix(1_700_000_000, 0)
 	now := start
-	s := collector.NewSampler(&movingSource{RootSource: root}, collector.Options{
+	s := collector.NewSampler(&bondtree.MovingSource{RootSource: root}, collector.Options{
 		Interval: 100 * time.Millisecond, Clock: func() time.Time { return now }, History: -1,
 	})
 	snaps := make([]*collector.Snapshot, 1000)

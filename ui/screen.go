@@ -249,7 +249,7 @@ func dropCluster(str string) (string, int) {
 	if str == "" {
 		return "", 0
 	}
-	if c := str[0]; c >= 0x20 && c < 0x7f && (len(str) == 1 || str[1] < 0x80) {
+	if asciiCell(str) {
 		return str[1:], 1
 	}
 	_, rest, width, _ := uniseg.FirstGraphemeClusterInString(str, -1)

@@ -34,6 +34,13 @@ func textWidth(s string) int {
 	return len(s)
 }
 
+// asciiCell reports whether s starts with printable ASCII not followed by
+// a combining mark: its own grapheme cluster, one column wide. Most of the
+// screen is, and telling so is much cheaper than uniseg.
+func asciiCell(s string) bool {
+	return s != "" && s[0] >= 0x20 && s[0] < 0x7f && (len(s) == 1 || s[1] < 0x80)
+}
+
 // width is the number of screen columns the line takes.
 func (l line) width() int {
 	w := 0
@@ -63,9 +70,7 @@ func drawText(screen tcell.Screen, x, y, maxWidth int, text string, style tcell.
 	used := 0
 	state := -1
 	for text != "" && used < maxWidth {
-		// ASCII not followed by a combining mark is its own cluster, one
-		// column wide: most of the screen, and much cheaper than uniseg.
-		if c := text[0]; c >= 0x20 && c < 0x7f && (len(text) == 1 || text[1] < 0x80) {
+		if asciiCell(text) {
 			screen.Put(x+used, y, text[:1], style)
 			text = text[1:]
 			used++

@@ -5,7 +5,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/internal/bondtree"
 	"github.com/bondtop/bondtop/record"
@@ -36,7 +35,7 @@ func writeHour(path, size string, pace time.Duration) error {
 	if err != nil {
 		return err
 	}
-	src := &movingSource{RootSource: root, perTick: uint64(pace / interval)}
+	src := &bondtree.MovingSource{RootSource: root, Step: uint64(pace / interval)}
 	defer src.Close()
 	n := int(time.Hour / pace)
 	now := time.Now().Add(-time.Duration(n) * pace)
@@ -58,31 +57,4 @@ func writeHour(path, size string, pace time.Duration) error {
 		}
 	}
 	return w.Close()
-}
-
-// movingSource reads the tree once a sample and moves its byte counters
-// in memory as Advance would on disk (slave j carries j+1 units), which
-// is 36,000 samples of an hour at 100 ms without rewriting files.
-type movingSource struct {
-	*collector.RootSource
-	perTick uint64 // Advance steps a sample
-	tick    uint64
-}
-
-func (m *movingSource) Read() (collector.Reading, error) {
-	r, err := m.RootSource.Read()
-	m.tick += max(m.perTick, 1)
-	for i := range r.Bonds {
-		b := &r.Bonds[i]
-		var rx, tx uint64
-		for j := range b.Slaves {
-			sr, st := m.tick*uint64(j+1)*125_000, m.tick*uint64(j+1)*250_000
-			b.Slaves[j].Counters.Set(bonding.RxBytes, sr)
-			b.Slaves[j].Counters.Set(bonding.TxBytes, st)
-			rx, tx = rx+sr, tx+st
-		}
-		b.Counters.Set(bonding.RxBytes, rx)
-		b.Counters.Set(bonding.TxBytes, tx)
-	}
-	return r, err
 }
