@@ -35,13 +35,6 @@ type Kernel struct {
 	Modules []string // .ko, or .ko.xz that WriteInitramfs decompresses
 }
 
-// SingleThreadTCG reports whether qemu must run the guest's vCPUs on one
-// host thread: under multi-threaded TCG, 6.12 oopses early (int3 in
-// sched_clock_cpu, text patching racing across vCPU threads) as soon as
-// user space reads /dev/urandom. 6.1 is happy either way and keeps the
-// faster default.
-func (k *Kernel) SingleThreadTCG() bool { return k.Version.AtLeast(6, 12, 0) }
-
 // guestModules are the modules the guest loads, relative to
 // lib/modules/<release>/kernel, without the compression suffix: bonding
 // (which needs tls), veth, the clsact qdisc and BPF classifier that eBPF at

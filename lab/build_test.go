@@ -77,22 +77,21 @@ func TestFindKernel(t *testing.T) {
 
 	for _, tc := range []struct {
 		sel, name, release string
-		singleThread       bool
 		suffix             string
 	}{
-		{"6.1", "6.1", "6.1.0-57-amd64", false, ".ko"},
-		{"6.12", "6.12", "6.12.117+deb12-amd64", true, ".ko.xz"},
+		{"6.1", "6.1", "6.1.0-57-amd64", ".ko"},
+		{"6.12", "6.12", "6.12.117+deb12-amd64", ".ko.xz"},
 		// A tree given by path is named by its version.
-		{filepath.Join(lab, "linux-image-6.12.117+deb12-amd64"), "6.12", "6.12.117+deb12-amd64", true, ".ko.xz"},
+		{filepath.Join(lab, "linux-image-6.12.117+deb12-amd64"), "6.12", "6.12.117+deb12-amd64", ".ko.xz"},
 	} {
 		k, err := FindKernel(root, tc.sel)
 		if err != nil {
 			t.Errorf("FindKernel(%s): %v", tc.sel, err)
 			continue
 		}
-		if k.Name != tc.name || k.Release != tc.release || k.SingleThreadTCG() != tc.singleThread {
-			t.Errorf("FindKernel(%s) = name %s, release %s, single-thread TCG %v; want %s, %s, %v",
-				tc.sel, k.Name, k.Release, k.SingleThreadTCG(), tc.name, tc.release, tc.singleThread)
+		if k.Name != tc.name || k.Release != tc.release {
+			t.Errorf("FindKernel(%s) = name %s, release %s; want %s, %s",
+				tc.sel, k.Name, k.Release, tc.name, tc.release)
 		}
 		if len(k.Modules) != len(guestModules) {
 			t.Errorf("FindKernel(%s): %d modules, want %d", tc.sel, len(k.Modules), len(guestModules))

@@ -19,9 +19,13 @@
 // its 6.12 (linux-image-6.12-amd64), one VM run each, as the subtests
 // TestLab/kernel-6.1 and TestLab/kernel-6.12, so every scenario is checked
 // on both sides of the kernel changes bondtop cares about (TCX, from 6.6,
-// for one). The guest is built once for both. 6.12 runs its vCPUs on one
-// host thread (-accel tcg,thread=single): under multi-threaded TCG it
-// oopses early. Scenarios ask guest.Kernel(t) which kernel they run on
+// for one). The guest is built once for both. Both run their vCPUs on one
+// host thread (-accel tcg,thread=single): multi-threaded TCG races with
+// the kernel patching its own text. 6.12 oopses early (int3 in
+// sched_clock_cpu); 6.1 locks up both vCPUs when a clsact qdisc comes and
+// goes under TCP load (the egress static key flips in the transmit path
+// another vCPU is running), which FlowMeterOverhead's alternating windows
+// hit within a dozen rounds. Scenarios ask guest.Kernel(t) which kernel they run on
 // (Kernel(t).TCX() tells TCX from clsact-only kernels).
 //
 // Judges: iproute2's tc, bpftool and ethtool go into the guest's /bin with their ELF

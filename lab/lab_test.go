@@ -95,7 +95,7 @@ func runLab(t *testing.T, k *Kernel, guestBin string, bins []string) {
 		guestArgs = append(guestArgs, "-lab.fixtures")
 	}
 	vm := &VM{Kernel: k.Image, Initramfs: initrd, InitArgs: guestArgs, ConsoleLog: filepath.Join(dir, "console.log"),
-		SingleThread: k.SingleThreadTCG()}
+		SingleThread: true}
 	boot := time.Now()
 	run, err := vm.Start(ctx)
 	if err != nil {

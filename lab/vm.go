@@ -21,8 +21,8 @@ type VM struct {
 	MemoryMB   int      // default 512
 	CPUs       int      // default 2
 	// SingleThread runs every vCPU on one host thread
-	// (-accel tcg,thread=single), for kernels that multi-threaded TCG
-	// breaks (see Kernel.SingleThreadTCG).
+	// (-accel tcg,thread=single): multi-threaded TCG breaks the kernel's
+	// text patching (see the package doc). The lab always sets it.
 	SingleThread bool
 }
 
