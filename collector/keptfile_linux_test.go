@@ -65,6 +65,57 @@ func TestKeptFileProcfs(t *testing.T) {
 	}
 }
 
+// TestKeptFileReopensRemoved: the kernel removes a procfs file while
+// bondtop holds it open (a bond deleted and created again between two
+// ticks). The kept descriptor then fails, and the file is opened again
+// by its name: what is read is the new file's text. Removed for good,
+// the read fails and nothing stays open. The file here is a veth's IPv6
+// MTU under /proc/sys: removed with the veth like a bond's
+// /proc/net/bonding file with the bond.
+func TestKeptFileReopensRemoved(t *testing.T) {
+	inNewNetns(t)
+	const name = "proc/sys/net/ipv6/conf/veth0/mtu"
+	addVeth(t, "veth0", "veth1", 1500)
+	fsys := os.DirFS("/")
+	var k keptFile
+	defer k.close()
+	read := func(want string) {
+		t.Helper()
+		got, err := k.read(fsys, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.TrimSpace(string(got)) != want {
+			t.Fatalf("read %q, want %s", got, want)
+		}
+	}
+	read("1500")
+	kept := k.f
+	del := func() {
+		t.Helper()
+		l, err := netlink.LinkByName("veth0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := netlink.LinkDel(l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	del()
+	addVeth(t, "veth0", "veth1", 9000)
+	read("9000")
+	if k.f == kept || k.f == nil {
+		t.Errorf("the removed file's descriptor was kept (%p, before %p)", k.f, kept)
+	}
+	del()
+	if got, err := k.read(fsys, name); err == nil {
+		t.Errorf("the file is gone, and read says %q", got)
+	}
+	if k.f != nil {
+		t.Error("a file that failed is kept open")
+	}
+}
+
 // TestKeptFileLarge: a text larger than the first buffer is read whole,
 // from an OS file (kept open) and from another file system (read anew
 // each time, so that a changed file shows).

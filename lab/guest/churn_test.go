@@ -3,6 +3,7 @@
 package guest
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -69,6 +70,35 @@ func TestChurn(t *testing.T) {
 	})
 	time.Sleep(500 * time.Millisecond)
 	tr.Stop() // the streams broke with the bond; their errors do not matter
+
+	// ifdown/ifup with a new mode: the same name comes back as another
+	// link. Once after bondtop saw the bond go, once between two ticks,
+	// while the sampler still holds the old bond's procfs file open.
+	// bondtop must show the new bond, and its procfs file must read.
+	recreate := func(spec BondSpec, active string) {
+		t.Helper()
+		recreated := time.Now()
+		p.Root.Bond(t, p.Bond, spec, p.Slaves...)
+		var seen string
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			snaps := w.Snapshots()
+			s := snaps[len(snaps)-1]
+			b := s.Bond(p.Bond)
+			if b != nil && s.Time.After(recreated.Add(200*time.Millisecond)) && b.Mode != nil && *b.Mode == spec.Mode &&
+				deref(b.ActiveSlave) == active && len(b.Slaves) == 3 && len(s.Warnings) == 0 {
+				return
+			}
+			if b != nil {
+				seen = fmt.Sprintf("mode %q, active %q, %d slaves, warnings %q", deref(b.Mode), deref(b.ActiveSlave), len(b.Slaves), s.Warnings)
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("after the re-creation bondtop shows %s; kernel: %s, active %q, 3 slaves", seen, spec.Mode, active)
+			}
+		}
+	}
+	recreate(BondSpec{Mode: "active-backup", Primary: "dut2"}, "dut2")
+	p.Root.Delete(t, p.Bond)
+	recreate(BondSpec{Mode: "balance-xor", XmitHashPolicy: "layer2"}, "")
 	if err := w.Stop(); err != nil {
 		t.Errorf("bondtop's sampler stopped with %v", err)
 	}
@@ -92,4 +122,12 @@ func TestChurn(t *testing.T) {
 		}
 	}
 	t.Logf("%d snapshots; bondtop events:%s", len(all), FormatEvents(w.Events()))
+}
+
+// deref is *s, or "" for nil.
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
