@@ -40,6 +40,9 @@ var (
 // file's size says when the end is reached; procfs and sysfs files, whose
 // size says nothing, take a read more) and close. No descriptor is kept
 // from one tick to the next: a tree's files may be replaced by rename.
+// On a local file system they are raw system calls (treeIsLocal), which
+// spare the Go runtime's monitor thread a wake-up and 20 µs polling for
+// the rest of every tick.
 //
 // Reads go into one buffer (ReadFileScratch hands it out, ReadFile copies
 // it), so a rootFS is not safe for concurrent use: one RootSource serves
@@ -48,9 +51,13 @@ type rootFS struct {
 	root  *os.Root
 	dir   string
 	dirfd int // the tree's directory for openat2; -1 when not used
-	buf   []byte
-	path  []byte // the NUL-terminated path being opened (Linux)
-	link  []byte // the text of the link being read (Linux)
+	// raw: the tree is on a local file system (treeIsLocal), so its
+	// files are opened and read with raw system calls, which the Go
+	// scheduler does not see (rootfs_linux.go).
+	raw  bool
+	buf  []byte
+	path []byte // the NUL-terminated path being opened (Linux)
+	link []byte // the text of the link being read (Linux)
 }
 
 var _ bonding.ScratchFS = (*rootFS)(nil)
@@ -60,7 +67,8 @@ func openRootFS(dir string) (*rootFS, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &rootFS{root: root, dir: dir, dirfd: openDirFD(dir)}, nil
+	fd := openDirFD(dir)
+	return &rootFS{root: root, dir: dir, dirfd: fd, raw: treeIsLocal(fd)}, nil
 }
 
 func (r *rootFS) Close() error {

@@ -10,6 +10,8 @@ func openDirFD(string) int { return -1 }
 
 func closeDirFD(int) {}
 
+func treeIsLocal(int) bool { return false }
+
 func (r *rootFS) readBeneath(string) (int, bool, error) { return 0, false, nil }
 
 func (r *rootFS) statBeneath(string) (fs.FileInfo, bool, error) { return nil, false, nil }

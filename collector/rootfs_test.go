@@ -58,8 +58,8 @@ func hostileTree(t *testing.T) *tree {
 // outside the tree is read, nothing blocks, and the errors say why.
 func TestRootFSRefusesHostileFiles(t *testing.T) {
 	tr := hostileTree(t)
-	for _, viaRoot := range []bool{false, true} {
-		r := openRootFSVia(t, tr.dir, viaRoot)
+	for _, way := range openWays {
+		r := openRootFSVia(t, tr.dir, way)
 		for file, want := range map[string]string{
 			"sys/class/net/bond0/bonding/active_slave":     "",
 			"sys/class/net/bond0/bonding/primary":          "",
@@ -77,24 +77,24 @@ func TestRootFSRefusesHostileFiles(t *testing.T) {
 			select {
 			case <-done:
 			case <-time.After(10 * time.Second):
-				t.Fatalf("viaRoot %v: reading %s blocks", viaRoot, file)
+				t.Fatalf("%s: reading %s blocks", way, file)
 			}
 			if err == nil || strings.Contains(string(data), outsideSecret) {
-				t.Errorf("viaRoot %v: %s read %d bytes (%q), want an error", viaRoot, file, len(data), truncateForTest(data))
+				t.Errorf("%s: %s read %d bytes (%q), want an error", way, file, len(data), truncateForTest(data))
 				continue
 			}
 			if want != "" && !strings.Contains(err.Error(), want) {
-				t.Errorf("viaRoot %v: %s: %v, want %q", viaRoot, file, err, want)
+				t.Errorf("%s: %s: %v, want %q", way, file, err, want)
 			}
 		}
 		if data, err := r.ReadFile("sys/class/net/eth1/mtu"); err != nil || string(data) != "9000\n" {
-			t.Errorf("viaRoot %v: a link inside the tree: %q, %v", viaRoot, data, err)
+			t.Errorf("%s: a link inside the tree: %q, %v", way, data, err)
 		}
 		if _, err := r.Stat("sys/class/net/bond0/bonding/active_slave"); err == nil {
-			t.Errorf("viaRoot %v: Stat followed a link out of the tree", viaRoot)
+			t.Errorf("%s: Stat followed a link out of the tree", way)
 		}
 		if _, err := fs.ReadDir(r, "sys/class/net/bond0/bonding/mode"); err == nil || errors.Is(err, fs.ErrNotExist) {
-			t.Errorf("viaRoot %v: ReadDir of a FIFO: %v", viaRoot, err)
+			t.Errorf("%s: ReadDir of a FIFO: %v", way, err)
 		}
 		r.Close()
 	}
@@ -192,21 +192,21 @@ func TestRootFSReadsWholeFiles(t *testing.T) {
 		tr.write(fmt.Sprintf("f%d", i), strings.Repeat(string(rune('a'+i)), n))
 	}
 	tr.write("huge", strings.Repeat("x", maxTreeFile+1))
-	for _, viaRoot := range []bool{false, true} {
-		r := openRootFSVia(t, tr.dir, viaRoot)
+	for _, way := range openWays {
+		r := openRootFSVia(t, tr.dir, way)
 		for i, n := range sizes {
 			data, err := r.ReadFile(fmt.Sprintf("f%d", i))
 			if err != nil || len(data) != n || strings.Trim(string(data), string(rune('a'+i))) != "" {
-				t.Errorf("viaRoot %v: a file of %d bytes read as %d bytes, %v", viaRoot, n, len(data), err)
+				t.Errorf("%s: a file of %d bytes read as %d bytes, %v", way, n, len(data), err)
 			}
 		}
 		if _, err := r.ReadFile("huge"); err == nil || !strings.Contains(err.Error(), "larger than") {
-			t.Errorf("viaRoot %v: a file over the cap: %v", viaRoot, err)
+			t.Errorf("%s: a file over the cap: %v", way, err)
 		}
 		_, err := r.ReadFile("missing")
 		var pe *fs.PathError
 		if !errors.Is(err, fs.ErrNotExist) || !errors.As(err, &pe) || !strings.Contains(pe.Path, "missing") {
-			t.Errorf("viaRoot %v: a missing file: %v, want a path error naming it", viaRoot, err)
+			t.Errorf("%s: a missing file: %v, want a path error naming it", way, err)
 		}
 		r.Close()
 	}
@@ -295,15 +295,24 @@ func TestRootFSStatAndReadLinkAgree(t *testing.T) {
 	}
 }
 
-// openRootFSVia opens dir as a rootFS, through openat2 or (viaRoot) as on
-// kernels without it, through os.Root.
-func openRootFSVia(t *testing.T, dir string, viaRoot bool) *rootFS {
+// The ways a rootFS opens the tree's files: openat2 with raw system
+// calls (a tree on a local file system), openat2 with ordinary ones (any
+// other), and os.Root (no openat2).
+var openWays = []string{"openat2, raw calls", "openat2", "os.Root"}
+
+// openRootFSVia opens dir as a rootFS that opens its files the given way.
+func openRootFSVia(t *testing.T, dir, way string) *rootFS {
 	t.Helper()
 	r, err := openRootFS(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if viaRoot {
+	switch way {
+	case "openat2, raw calls":
+		r.raw = true // whatever the file system: the calls are the same
+	case "openat2":
+		r.raw = false
+	case "os.Root":
 		closeDirFD(r.dirfd)
 		r.dirfd = -1
 	}
