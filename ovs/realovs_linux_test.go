@@ -168,6 +168,7 @@ func TestRealOVS(t *testing.T) {
 	t.Run("buckets", func(t *testing.T) {
 		o.SendUDPFlows(64, 60)
 		var ours, judge map[string]map[int]int64
+		matched := -1 // buckets loaded in the last reading that matched the judge
 		for try := 0; try < 20; try++ {
 			time.Sleep(300 * time.Millisecond)
 			h := readHost(t, c)
@@ -184,11 +185,17 @@ func TestRealOVS(t *testing.T) {
 			}
 			judge = ovslab.JudgeBondShow(o.Appctl("bond/show", "bond-a")).Buckets
 			if total > 0 && fmt.Sprint(ours) == fmt.Sprint(judge) {
-				if n := countBuckets(ours); n < 8 {
-					t.Errorf("64 flows landed in %d buckets", n)
+				// OVS accounts the flows' packets as it handles them: an
+				// early reading may agree with ovs-appctl on the few
+				// buckets loaded so far.
+				if matched = countBuckets(ours); matched >= 8 {
+					return
 				}
-				return
 			}
+		}
+		if matched >= 0 {
+			t.Errorf("64 flows landed in %d buckets", matched)
+			return
 		}
 		t.Errorf("bucket loads never matched ovs-appctl:\nours  %v\njudge %v", ours, judge)
 	})
