@@ -65,26 +65,71 @@ func treeIsLocal(dirfd int) bool {
 	return localFileSystems[int64(st.Type)]
 }
 
-// sys makes a system call on a file of the tree: raw, unseen by the
-// scheduler, for a file on the tree's local mount (treeIsLocal).
-func sys(raw bool, trap, a1, a2, a3, a4 uintptr) (uintptr, syscall.Errno) {
-	var n uintptr
+// The system calls on a tree's files: raw (RawSyscall6, unseen by the
+// scheduler) for a file on the tree's local mount (treeIsLocal), ordinary
+// otherwise. Each converts its pointers in the system call's own argument
+// list, as unsafe.Pointer's rules ask, so the objects stay put and alive
+// until the call returns.
+
+func openat2Call(raw bool, dirfd int, path *byte, how *unix.OpenHow) (int, syscall.Errno) {
+	var fd uintptr
 	var errno syscall.Errno
 	if raw {
-		n, _, errno = unix.RawSyscall6(trap, a1, a2, a3, a4, 0, 0)
+		fd, _, errno = unix.RawSyscall6(unix.SYS_OPENAT2, uintptr(dirfd), uintptr(unsafe.Pointer(path)),
+			uintptr(unsafe.Pointer(how)), unsafe.Sizeof(*how), 0, 0)
 	} else {
-		n, _, errno = unix.Syscall6(trap, a1, a2, a3, a4, 0, 0)
+		fd, _, errno = unix.Syscall6(unix.SYS_OPENAT2, uintptr(dirfd), uintptr(unsafe.Pointer(path)),
+			uintptr(unsafe.Pointer(how)), unsafe.Sizeof(*how), 0, 0)
 	}
-	return n, errno
+	return int(fd), errno
 }
 
-func closeFile(raw bool, fd int) { sys(raw, unix.SYS_CLOSE, uintptr(fd), 0, 0, 0) }
-
 func fstatFile(raw bool, fd int, st *unix.Stat_t) error {
-	if _, errno := sys(raw, unix.SYS_FSTAT, uintptr(fd), uintptr(unsafe.Pointer(st)), 0, 0); errno != 0 {
+	var errno syscall.Errno
+	if raw {
+		_, _, errno = unix.RawSyscall(unix.SYS_FSTAT, uintptr(fd), uintptr(unsafe.Pointer(st)), 0)
+	} else {
+		_, _, errno = unix.Syscall(unix.SYS_FSTAT, uintptr(fd), uintptr(unsafe.Pointer(st)), 0)
+	}
+	if errno != 0 {
 		return errno
 	}
 	return nil
+}
+
+// readFile reads into p, which is not empty.
+func readFile(raw bool, fd int, p []byte) (int, syscall.Errno) {
+	var n uintptr
+	var errno syscall.Errno
+	if raw {
+		n, _, errno = unix.RawSyscall(unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+	} else {
+		n, _, errno = unix.Syscall(unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+	}
+	return int(n), errno
+}
+
+// readLinkFD reads the link fd names (readlinkat with an empty path)
+// into buf, which is not empty.
+func readLinkFD(raw bool, fd int, buf []byte) (int, syscall.Errno) {
+	var n uintptr
+	var errno syscall.Errno
+	if raw {
+		n, _, errno = unix.RawSyscall6(unix.SYS_READLINKAT, uintptr(fd), uintptr(unsafe.Pointer(&emptyPath[0])),
+			uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)), 0, 0)
+	} else {
+		n, _, errno = unix.Syscall6(unix.SYS_READLINKAT, uintptr(fd), uintptr(unsafe.Pointer(&emptyPath[0])),
+			uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)), 0, 0)
+	}
+	return int(n), errno
+}
+
+func closeFile(raw bool, fd int) {
+	if raw {
+		unix.RawSyscall(unix.SYS_CLOSE, uintptr(fd), 0, 0)
+	} else {
+		unix.Syscall(unix.SYS_CLOSE, uintptr(fd), 0, 0)
+	}
 }
 
 // How the tree's files are opened: only beneath the tree, never through
@@ -167,7 +212,10 @@ func (r *rootFS) readBeneath(name string) (n int, done bool, err error) {
 	}
 	n, err = r.readCapped(name, st.Size, func(p []byte) (int, error) {
 		for {
-			m, errno := sys(raw, unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), 0)
+			if len(p) == 0 {
+				return 0, nil
+			}
+			m, errno := readFile(raw, fd, p)
 			switch {
 			case errno == syscall.EINTR:
 				continue
@@ -176,7 +224,7 @@ func (r *rootFS) readBeneath(name string) (n int, done bool, err error) {
 			case m == 0:
 				return 0, io.EOF
 			}
-			return int(m), nil
+			return m, nil
 		}
 	})
 	return n, true, err
@@ -220,8 +268,7 @@ func (r *rootFS) readLinkBeneath(name string) (string, bool, error) {
 		r.link = make([]byte, 256)
 	}
 	for {
-		n, errno := sys(raw, unix.SYS_READLINKAT, uintptr(fd), uintptr(unsafe.Pointer(&emptyPath[0])),
-			uintptr(unsafe.Pointer(&r.link[0])), uintptr(len(r.link)))
+		n, errno := readLinkFD(raw, fd, r.link)
 		switch {
 		case errno == syscall.EINTR:
 			continue
@@ -231,7 +278,7 @@ func (r *rootFS) readLinkBeneath(name string) (string, bool, error) {
 			return "", true, &fs.PathError{Op: "readlink", Path: r.dir + "/" + name, Err: syscall.EINVAL}
 		case errno != 0:
 			return "", true, &fs.PathError{Op: "readlink", Path: r.dir + "/" + name, Err: errno}
-		case int(n) == len(r.link) && len(r.link) < 64<<10:
+		case n == len(r.link) && len(r.link) < 64<<10:
 			r.link = make([]byte, 2*len(r.link)) // maybe cut short: again, with room
 			continue
 		}
@@ -253,12 +300,11 @@ func (r *rootFS) openat2(name string, how *openHow, raw bool) (int, error) {
 	if raw {
 		h = &how.raw
 	}
-	fd, errno := sys(raw, unix.SYS_OPENAT2, uintptr(r.dirfd), uintptr(unsafe.Pointer(&r.path[0])),
-		uintptr(unsafe.Pointer(h)), unsafe.Sizeof(*h))
+	fd, errno := openat2Call(raw, r.dirfd, &r.path[0], h)
 	if errno != 0 {
 		return -1, errno
 	}
-	return int(fd), nil
+	return fd, nil
 }
 
 // statInfo is what statBeneath found.
