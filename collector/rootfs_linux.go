@@ -37,10 +37,14 @@ func closeDirFD(fd int) {
 	}
 }
 
-// localFileSystems are the file systems whose reads wait for no network
-// and no other process: memory (procfs, sysfs, tmpfs, ramfs) and local
-// disks, where a tree's few small files, read every tick, stay in the
-// page cache.
+// localFileSystems are the file systems a tree's own mount may be on
+// and be read with raw calls: memory (tmpfs, ramfs; procfs and sysfs,
+// whose text the kernel makes as it is read) and local disks, where a
+// tree's few small files, read every tick, stay in the page cache. None
+// waits for a network or a user-space server. A tree is a directory
+// holding proc/ and sys/: on a host's own /, those are other mounts,
+// read with ordinary calls (RESOLVE_NO_XDEV below), and a driver asked
+// for its counters there may sleep.
 var localFileSystems = map[int64]bool{
 	unix.PROC_SUPER_MAGIC: true, unix.SYSFS_MAGIC: true, unix.TMPFS_MAGIC: true, unix.RAMFS_MAGIC: true,
 	unix.EXT4_SUPER_MAGIC: true, unix.XFS_SUPER_MAGIC: true, unix.BTRFS_SUPER_MAGIC: true,

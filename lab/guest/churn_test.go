@@ -79,26 +79,21 @@ func TestChurn(t *testing.T) {
 		t.Helper()
 		recreated := time.Now()
 		p.Root.Bond(t, p.Bond, spec, p.Slaves...)
-		var seen string
-		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		want := fmt.Sprintf("mode %s, active %s, 3 slaves, warnings []", spec.Mode, active)
+		Eventually(t, 10*time.Second, "bondtop showing the re-created bond ("+want+")", func() (bool, string) {
 			snaps := w.Snapshots()
 			s := snaps[len(snaps)-1]
 			b := s.Bond(p.Bond)
-			if b != nil && s.Time.After(recreated.Add(200*time.Millisecond)) && b.Mode != nil && *b.Mode == spec.Mode &&
-				deref(b.ActiveSlave) == active && len(b.Slaves) == 3 && len(s.Warnings) == 0 {
-				return
+			if b == nil {
+				return false, "no " + p.Bond
 			}
-			if b != nil {
-				seen = fmt.Sprintf("mode %q, active %q, %d slaves, warnings %q", deref(b.Mode), deref(b.ActiveSlave), len(b.Slaves), s.Warnings)
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("after the re-creation bondtop shows %s; kernel: %s, active %q, 3 slaves", seen, spec.Mode, active)
-			}
-		}
+			seen := fmt.Sprintf("mode %s, active %s, %d slaves, warnings %q", Show(b.Mode), Show(b.ActiveSlave), len(b.Slaves), s.Warnings)
+			return s.Time.After(recreated.Add(200*time.Millisecond)) && seen == want, seen
+		})
 	}
 	recreate(BondSpec{Mode: "active-backup", Primary: "dut2"}, "dut2")
 	p.Root.Delete(t, p.Bond)
-	recreate(BondSpec{Mode: "balance-xor", XmitHashPolicy: "layer2"}, "")
+	recreate(BondSpec{Mode: "balance-xor", XmitHashPolicy: "layer2"}, "null")
 	if err := w.Stop(); err != nil {
 		t.Errorf("bondtop's sampler stopped with %v", err)
 	}
@@ -122,12 +117,4 @@ func TestChurn(t *testing.T) {
 		}
 	}
 	t.Logf("%d snapshots; bondtop events:%s", len(all), FormatEvents(w.Events()))
-}
-
-// deref is *s, or "" for nil.
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }

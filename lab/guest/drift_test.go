@@ -3,6 +3,7 @@
 package guest
 
 import (
+	"fmt"
 	"net"
 	"os"
 	"strings"
@@ -107,18 +108,10 @@ func TestConfigDrift(t *testing.T) {
 	// within a second (diagnose.reanalyzeEvery), and the snapshots
 	// between carry its last findings.
 	want := intent.Drift{Option: "miimon", Intended: "100", Running: "250", File: "/etc/netplan/01-bond.yaml", Line: miimonLine}
-	written := time.Now()
-	for {
+	Eventually(t, 2*time.Second, "the miimon drift", func() (bool, string) {
 		b, _ = sample()
-		if len(b.Drift) == 1 && b.Drift[0] == want {
-			break
-		}
-		if time.Since(written) > 2*time.Second {
-			t.Errorf("drift %+v 2 s after the change, want [%+v]", b.Drift, want)
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return len(b.Drift) == 1 && b.Drift[0] == want, fmt.Sprintf("%+v, want [%+v]", b.Drift, want)
+	})
 	if !has(b, diagnose.IDConfigDrift) {
 		t.Errorf("no %s finding: %v", diagnose.IDConfigDrift, b.Findings)
 	}
