@@ -8,6 +8,7 @@ import (
 
 	"github.com/bondtop/bondtop/collector"
 	"github.com/gdamore/tcell/v2"
+	"github.com/gdamore/tcell/v2/terminfo"
 	"github.com/rivo/tview"
 )
 
@@ -46,6 +47,9 @@ type Options struct {
 	Bond string
 	// Screen is where to draw; nil opens the terminal.
 	Screen tcell.Screen
+	// terminfo describes Screen's terminal when it is a terminfo screen
+	// made with it: the painter sends frames with it (Run sets it).
+	terminfo *terminfo.Terminfo
 	// NoColor draws with attributes only; NO_COLOR in the environment
 	// sets it too.
 	NoColor bool
@@ -156,7 +160,7 @@ func newDashboard(o Options) *dashboard {
 	d.app.SetInputCapture(d.handleKey)
 	d.app.EnableMouse(!o.NoMouse)
 	if o.Screen != nil {
-		d.screen = newQuietScreen(o.Screen)
+		d.screen = newQuietScreen(o.Screen, o.terminfo)
 		d.app.SetScreen(d.screen)
 	}
 	if o.First != nil {
@@ -168,11 +172,11 @@ func newDashboard(o Options) *dashboard {
 // Run shows the dashboard until the user quits or ctx ends.
 func Run(ctx context.Context, o Options) error {
 	if o.Screen == nil {
-		screen, err := tcell.NewScreen()
+		screen, ti, err := openTerminal()
 		if err != nil {
 			return err
 		}
-		o.Screen = screen
+		o.Screen, o.terminfo = screen, ti
 	}
 	return newDashboard(o).run(ctx)
 }

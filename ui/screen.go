@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/gdamore/tcell/v2"
+	"github.com/gdamore/tcell/v2/terminfo"
 	"github.com/rivo/uniseg"
 )
 
@@ -48,6 +49,14 @@ type quietScreen struct {
 	// background): filling it first would write its cells twice.
 	paint      image.Rectangle
 	paintStyle tcell.Style
+
+	// painter sends the changed cells in place of tcell's Show, once the
+	// screen has shown a first frame (and when the terminal suits it);
+	// pending are the cells changed since the last Show, for it.
+	terminfo   *terminfo.Terminfo
+	painter    *painter
+	painterSet bool
+	pending    []int32
 }
 
 // blankIn has the cells of (x, y, w, h) that nothing writes this frame
@@ -82,8 +91,10 @@ const maxStyles = 1 << 12
 // noStyle is the id of a style not in the table.
 const noStyle = maxStyles
 
-func newQuietScreen(s tcell.Screen) *quietScreen {
-	return &quietScreen{Screen: s, cursorX: -1, cursorY: -1, styles: []tcell.Style{tcell.StyleDefault}}
+// newQuietScreen puts a quietScreen in front of s; ti describes s's
+// terminal when s is a terminfo screen made with it (nil: no painter).
+func newQuietScreen(s tcell.Screen, ti *terminfo.Terminfo) *quietScreen {
+	return &quietScreen{Screen: s, terminfo: ti, cursorX: -1, cursorY: -1, styles: []tcell.Style{tcell.StyleDefault}}
 }
 
 // styleID numbers style (noStyle when the table is full).
@@ -142,6 +153,14 @@ func (s *quietScreen) Put(x, y int, str string, style tcell.Style) (string, int)
 		c := shownCell{str: str[:len(str)-len(rest)], style: id, width: uint8(min(width, 255)), whole: rest == ""}
 		if old := s.shown[i]; old.str != c.str || old.style != c.style || old.width != c.width || id == noStyle {
 			s.changed = true
+			if s.painter != nil {
+				// The cell, and those a wide character covers now or did.
+				for k := range max(width, int(old.width), 1) {
+					if x+k < s.width {
+						s.pending = append(s.pending, int32(i+k))
+					}
+				}
+			}
 		}
 		s.shown[i] = c
 		s.mark(x, y, max(width, 1))
@@ -216,13 +235,25 @@ func (s *quietScreen) Show() {
 		return
 	}
 	s.changed = false
+	if s.painter != nil && s.painter.paint(s, s.pending) {
+		s.pending = s.pending[:0]
+		return
+	}
+	s.pending = s.pending[:0]
 	s.Screen.Show()
+	if !s.painterSet {
+		// The screen is initialised and has sent a frame: tcell knows the
+		// terminal's colours and character set, and its buffer is clean.
+		s.painterSet = true
+		s.painter = newPainter(s.Screen, s.terminfo)
+	}
 }
 
 // Sync implements tcell.Screen.
 func (s *quietScreen) Sync() {
 	s.blankUnwritten()
 	s.changed = false
+	s.pending = s.pending[:0]
 	s.Screen.Sync()
 }
 

@@ -148,7 +148,7 @@ func TestQuietScreenSkipsUnchangedFrames(t *testing.T) {
 	}
 	sim.SetSize(20, 3)
 	counter := &showCounter{Screen: sim}
-	q := newQuietScreen(counter)
+	q := newQuietScreen(counter, nil)
 	red := tcell.StyleDefault.Foreground(tcell.ColorRed)
 	frame := func(text string, style tcell.Style) {
 		q.Clear()
@@ -200,7 +200,7 @@ func TestQuietScreenManyStyles(t *testing.T) {
 		t.Fatal(err)
 	}
 	sim.SetSize(4, 1)
-	q := newQuietScreen(sim)
+	q := newQuietScreen(sim, nil)
 	for i := range maxStyles + 10 {
 		st := tcell.StyleDefault.Foreground(tcell.NewRGBColor(int32(i>>8), int32(i&0xff), 7))
 		q.Clear()

@@ -100,14 +100,22 @@ func (m *memSource) Read() (collector.Reading, error) {
 // Show with the terminfo encoding of the changed cells). The history
 // holds a minute already, so the graphs scroll as they do live. It reports
 // the bytes sent to the terminal per frame.
+// The frames go out through the painter, as the dashboard sends them, and
+// through tcell's Show (the painter's fallback) for comparison.
 func BenchmarkTerminalFrame(b *testing.B) {
 	for _, size := range [][2]int{{80, 24}, {160, 48}} {
-		b.Run(fmt.Sprintf("%dx%d", size[0], size[1]), func(b *testing.B) { benchTerminalFrame(b, size[0], size[1]) })
+		for _, painted := range []bool{true, false} {
+			name := fmt.Sprintf("%dx%d/tcell", size[0], size[1])
+			if painted {
+				name = fmt.Sprintf("%dx%d/painter", size[0], size[1])
+			}
+			b.Run(name, func(b *testing.B) { benchTerminalFrame(b, size[0], size[1], painted) })
+		}
 	}
 }
 
-func benchTerminalFrame(b *testing.B, width, height int) {
-	_, tty, frame := terminalDashboard(b, width, height)
+func benchTerminalFrame(b *testing.B, width, height int, painted bool) {
+	_, tty, frame := terminalDashboard(b, width, height, painted)
 	for range 600 {
 		frame()
 	}
@@ -123,8 +131,9 @@ func benchTerminalFrame(b *testing.B, width, height int) {
 
 // terminalDashboard is a dashboard on tcell's real terminal screen over a
 // nullTty, fed by a sampler whose counters move; frame takes a sample and
-// draws it.
-func terminalDashboard(tb testing.TB, width, height int) (*dashboard, *nullTty, func()) {
+// draws it. painted: the frames go out through the painter, as they do on
+// a user's terminal; otherwise through tcell's Show.
+func terminalDashboard(tb testing.TB, width, height int, painted bool) (*dashboard, *nullTty, func()) {
 	now := start
 	s := collector.NewSampler(newMemSource(tb), collector.Options{
 		Interval: 100 * time.Millisecond, Clock: func() time.Time { return now },
@@ -147,7 +156,11 @@ func terminalDashboard(tb testing.TB, width, height int) (*dashboard, *nullTty, 
 	if err != nil {
 		tb.Fatal(err)
 	}
-	d := newDashboard(Options{Feed: s, First: first, Screen: screen})
+	o := Options{Feed: s, First: first, Screen: screen}
+	if painted {
+		o.terminfo = ti
+	}
+	d := newDashboard(o)
 	tb.Cleanup(screen.Fini)
 	return d, tty, func() {
 		d.apply([]*collector.Snapshot{tick()})
@@ -161,7 +174,7 @@ func terminalDashboard(tb testing.TB, width, height int) (*dashboard, *nullTty, 
 // cell written twice in a frame again: the whole overlay went out on
 // every frame.
 func TestOverlayFramesSendOnlyChanges(t *testing.T) {
-	d, tty, frame := terminalDashboard(t, 160, 48)
+	d, tty, frame := terminalDashboard(t, 160, 48, true)
 	bytesOver := func(frames int) int64 {
 		for range 5 {
 			frame() // settle after a change of view
