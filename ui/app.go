@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"io"
 	"slices"
 	"sync"
 	"time"
@@ -48,8 +49,10 @@ type Options struct {
 	// Screen is where to draw; nil opens the terminal.
 	Screen tcell.Screen
 	// terminfo describes Screen's terminal when it is a terminfo screen
-	// made with it: the painter sends frames with it (Run sets it).
+	// made with it: the painter sends frames with it (Run sets it), to
+	// frames when it is set (openFrameWriter), else to Screen's tty.
 	terminfo *terminfo.Terminfo
+	frames   io.WriteCloser
 	// NoColor draws with attributes only; NO_COLOR in the environment
 	// sets it too.
 	NoColor bool
@@ -161,6 +164,7 @@ func newDashboard(o Options) *dashboard {
 	d.app.EnableMouse(!o.NoMouse)
 	if o.Screen != nil {
 		d.screen = newQuietScreen(o.Screen, o.terminfo)
+		d.screen.frames = o.frames
 		d.app.SetScreen(d.screen)
 	}
 	if o.First != nil {
@@ -177,6 +181,9 @@ func Run(ctx context.Context, o Options) error {
 			return err
 		}
 		o.Screen, o.terminfo = screen, ti
+		if ti != nil {
+			o.frames = openFrameWriter()
+		}
 	}
 	return newDashboard(o).run(ctx)
 }

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"slices"
 	"strconv"
@@ -32,7 +33,7 @@ import (
 // written, and styles beyond the quietScreen's table.
 type painter struct {
 	ti        *terminfo.Terminfo
-	tty       tcell.Tty
+	out       io.Writer // the terminal
 	cells     *tcell.CellBuffer
 	lock      sync.Locker
 	truecolor bool
@@ -62,15 +63,19 @@ const ansiCup = "\x1b[%i%p1%d;%p2%dH"
 
 // newPainter arms a painter for screen, whose terminal ti describes, or
 // says why not (nil). screen must be initialised: its colours and
-// character set are known then.
-func newPainter(screen tcell.Screen, ti *terminfo.Terminfo) *painter {
+// character set are known then. The frames go to out, a writer of the
+// same terminal (openFrameWriter), or when it is nil to tcell's tty.
+func newPainter(screen tcell.Screen, ti *terminfo.Terminfo, out io.Writer) *painter {
 	cs, ok := screen.(cellScreen)
 	if !ok || ti == nil {
 		return nil
 	}
-	tty, ok := screen.Tty()
-	if !ok || tty == nil {
-		return nil
+	if out == nil {
+		tty, ok := screen.Tty()
+		if !ok || tty == nil {
+			return nil
+		}
+		out = tty
 	}
 	switch strings.ToLower(screen.CharacterSet()) {
 	case "utf-8", "utf8":
@@ -83,7 +88,7 @@ func newPainter(screen tcell.Screen, ti *terminfo.Terminfo) *painter {
 	}
 	p := &painter{
 		ti:        ti,
-		tty:       tty,
+		out:       out,
 		cells:     cs.GetCells(),
 		lock:      cs,
 		truecolor: colors == 1<<24,
@@ -161,7 +166,7 @@ func (p *painter) paint(q *quietScreen, pending []int32) bool {
 		}
 		last = i
 	}
-	_, _ = p.buf.WriteTo(p.tty)
+	_, _ = p.buf.WriteTo(p.out)
 	p.frames++
 	return true
 }
@@ -311,9 +316,9 @@ func (p *painter) inPalette(c tcell.Color) tcell.Color {
 }
 
 // openTerminal makes the screen of the user's terminal as tcell.NewScreen
-// does, keeping the terminfo of $TERM that it is made with for the
-// painter (nil when tcell finds none, and then tcell.NewScreen's own
-// screen, or its error).
+// does, keeping for the painter the terminfo of $TERM that it is made
+// with (nil when tcell finds none, and then tcell.NewScreen's own screen,
+// or its error).
 func openTerminal() (tcell.Screen, *terminfo.Terminfo, error) {
 	ti, err := tcell.LookupTerminfo(os.Getenv("TERM"))
 	if err != nil {

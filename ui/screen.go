@@ -2,6 +2,7 @@ package ui
 
 import (
 	"image"
+	"io"
 	"slices"
 
 	"github.com/gdamore/tcell/v2"
@@ -54,6 +55,7 @@ type quietScreen struct {
 	// screen has shown a first frame (and when the terminal suits it);
 	// pending are the cells changed since the last Show, for it.
 	terminfo   *terminfo.Terminfo
+	frames     io.WriteCloser // the painter's way to the terminal; nil: tcell's tty
 	painter    *painter
 	painterSet bool
 	pending    []int32
@@ -245,7 +247,17 @@ func (s *quietScreen) Show() {
 		// The screen is initialised and has sent a frame: tcell knows the
 		// terminal's colours and character set, and its buffer is clean.
 		s.painterSet = true
-		s.painter = newPainter(s.Screen, s.terminfo)
+		s.painter = newPainter(s.Screen, s.terminfo, s.frames)
+	}
+}
+
+// Fini implements tcell.Screen: the terminal is given back, and the
+// painter's way to it closed.
+func (s *quietScreen) Fini() {
+	s.Screen.Fini()
+	if s.frames != nil {
+		s.frames.Close()
+		s.frames = nil
 	}
 }
 
