@@ -100,25 +100,33 @@ func fill(screen tcell.Screen, x, y, width int, style tcell.Style) {
 	}
 }
 
+// blanks is what pads are cut from: a padded text is then one
+// concatenation, not one per space (the flows view pads hundreds of
+// addresses to 50 columns on every frame).
+var blanks = strings.Repeat(" ", 256)
+
+// spaces is n spaces.
+func spaces(n int) string {
+	if n <= len(blanks) {
+		return blanks[:max(n, 0)]
+	}
+	return strings.Repeat(" ", n)
+}
+
 // padRight returns s padded with spaces to width columns (never cut).
 func padRight(s string, width int) string {
-	for w := textWidth(s); w < width; w++ {
-		s += " "
+	if w := textWidth(s); w < width {
+		return s + spaces(width-w)
 	}
 	return s
 }
 
 // padLeft right-aligns s in width columns (never cut).
 func padLeft(s string, width int) string {
-	w := textWidth(s)
-	if w >= width {
-		return s
+	if w := textWidth(s); w < width {
+		return spaces(width-w) + s
 	}
-	pad := make([]byte, width-w)
-	for i := range pad {
-		pad[i] = ' '
-	}
-	return string(pad) + s
+	return s
 }
 
 // truncate cuts s to width columns, marking the cut with "…".
