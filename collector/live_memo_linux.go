@@ -35,6 +35,7 @@ type linkMemo struct {
 	// active slave and primary through them.
 	bond       bonding.Bond
 	bondOK     bool
+	bondBuilt  uint64 // counts the builds of bond
 	bondSlaves []slaveRef
 	seen       uint64 // the decode that last used it
 	// carrier is the link's carrier counts (carrierOK once decoded, nil

@@ -150,6 +150,7 @@ type rxWatch struct {
 	counters bonding.LACPDUCounters // as last read
 	readAt   time.Time              // when they were read
 	since    time.Time              // when rx last rose (the read that saw it), or when watching began
+	after    time.Time              // the read before since's: the rise came after it
 	moved    bool                   // rx rose while watched: since is a real arrival
 }
 
@@ -165,13 +166,18 @@ func (t *neighborTracker) slaveNames(snap *Snapshot) []string {
 	return t.names
 }
 
-// switchSides hands out the SwitchSides and LACPDU samples a tick makes
-// anew, from one array for each kind, made on the first need: a tick
-// allocates at most two arrays, and a steady one none.
+// switchSides hands out the room for the SwitchSides (and LACPDU
+// samples) a tick makes anew, from one array made on the first need: a
+// tick allocates at most once, and a steady one not at all.
 type switchSides struct {
 	n     int // the snapshot's slaves
-	sides []SwitchSide
-	pdus  []lacpduRoom
+	rooms []sideRoom
+}
+
+// sideRoom is a slave's SwitchSide and the LACPDU sample it may point to.
+type sideRoom struct {
+	side SwitchSide
+	pdu  lacpduRoom
 }
 
 // lacpduRoom is a slave's LACPDUSample and the age it may point to.
@@ -180,20 +186,12 @@ type lacpduRoom struct {
 	age    float64
 }
 
-func (ss *switchSides) next() *SwitchSide {
-	if len(ss.sides) == cap(ss.sides) {
-		ss.sides = make([]SwitchSide, 0, max(ss.n-len(ss.sides), 1))
+func (ss *switchSides) take() *sideRoom {
+	if len(ss.rooms) == cap(ss.rooms) {
+		ss.rooms = make([]sideRoom, 0, max(ss.n-len(ss.rooms), 1))
 	}
-	ss.sides = append(ss.sides, SwitchSide{})
-	return &ss.sides[len(ss.sides)-1]
-}
-
-func (ss *switchSides) nextPDU() *lacpduRoom {
-	if len(ss.pdus) == cap(ss.pdus) {
-		ss.pdus = make([]lacpduRoom, 0, max(ss.n-len(ss.pdus), 1))
-	}
-	ss.pdus = append(ss.pdus, lacpduRoom{})
-	return &ss.pdus[len(ss.pdus)-1]
+	ss.rooms = append(ss.rooms, sideRoom{})
+	return &ss.rooms[len(ss.rooms)-1]
 }
 
 func newNeighborTracker(r NeighborReader, c PortCounterReader) *neighborTracker {
@@ -314,14 +312,14 @@ func (t *neighborTracker) readLACPDUs(now time.Time, names []string) {
 			w = &rxWatch{since: now}
 			k.rx = w
 		case c.Rx > w.counters.Rx:
-			w.since, w.moved = now, true
+			w.after, w.since, w.moved = w.readAt, now, true
 		}
 		w.counters, w.readAt = c, now
 	}
 }
 
 // side is the slave's SwitchSide at now: the last one when nothing in it
-// changed, else one from sides.
+// changed, else one in a room of sides.
 func (t *neighborTracker) side(now time.Time, name string, k *slaveSides, sides *switchSides) *SwitchSide {
 	var want SwitchSide
 	carrier, counted := t.carriers[name]
@@ -334,34 +332,54 @@ func (t *neighborTracker) side(now time.Time, name string, k *slaveSides, sides 
 		return nil // a source that listens to nothing, and no counters
 	}
 	want.Carrier = carrier
-	want.LACPDU, k.pdu = t.lacpduSample(now, name, k, sides)
-	if k.side != nil && *k.side == want {
-		return k.side
+	fresh, hasAge, changed := t.lacpduSample(now, name, k)
+	if !changed {
+		if k.pdu != nil {
+			want.LACPDU = &k.pdu.sample
+		}
+		if k.side != nil && *k.side == want {
+			return k.side
+		}
 	}
-	k.side = sides.next()
-	*k.side = want
+	room := sides.take()
+	if changed {
+		room.pdu = fresh
+		if hasAge {
+			room.pdu.sample.LastRxAgeSeconds = &room.pdu.age
+		}
+		k.pdu = &room.pdu
+		want.LACPDU = &room.pdu.sample
+	}
+	room.side = want
+	k.side = &room.side
 	return k.side
 }
 
-// lacpduSample is the slave's LACPDU sample at now, the last one when it
-// says the same. The counters and what is told from them are as of their
-// read: SilentSeconds is the silence the last read saw (at least that
-// long no LACPDU had arrived then), the age that read's. The packet
-// socket, when it heard one, knows the arrival to the tick: its age
-// counts to now.
-func (t *neighborTracker) lacpduSample(now time.Time, name string, k *slaveSides, sides *switchSides) (*LACPDUSample, *lacpduRoom) {
+// lacpduSample is the slave's LACPDU sample at now, and whether it says
+// something else than the last one (k.pdu, which it then replaces; nil
+// when the slave has no LACPDU counters). The counters and what is told
+// from them are as of their read: SilentSeconds is the silence the last
+// read saw (at least that long no LACPDU had arrived then), the age that
+// read's. The packet socket, when it heard one, knows the arrival to the
+// tick: its age counts to now. hasAge says whether the sample's
+// LastRxAgeSeconds is to point to its age (it is nil until the sample
+// is in the room where it stays).
+func (t *neighborTracker) lacpduSample(now time.Time, name string, k *slaveSides) (sample lacpduRoom, hasAge, changed bool) {
 	w := k.rx
 	if w == nil {
-		return nil, nil
+		k.pdu = nil
+		return lacpduRoom{}, false, false
 	}
 	var want lacpduRoom
 	ls := &want.sample
 	silent := w.readAt.Sub(w.since).Seconds()
 	ls.LACPDUCounters, ls.SilentSeconds = w.counters, silent
-	hasAge := w.moved
+	hasAge = w.moved
 	want.age = silent
 	if t.r != nil {
-		if age, ok := t.r.LACPDUAge(name); ok && (!hasAge || age.Seconds() < want.age) {
+		// The socket's age is exact, unless it missed the LACPDU that
+		// the counters saw arrive (between two reads), and any later.
+		if age, ok := t.r.LACPDUAge(name); ok && (!hasAge || !now.Add(-age).Before(w.after)) {
 			want.age, hasAge = age.Seconds(), true
 			ls.SilentSeconds = want.age
 		}
@@ -383,12 +401,7 @@ func (t *neighborTracker) lacpduSample(now time.Time, name string, k *slaveSides
 	if last := k.pdu; last != nil && last.sample.LACPDUCounters == ls.LACPDUCounters &&
 		last.sample.SilentSeconds == ls.SilentSeconds && last.sample.PartnerView == ls.PartnerView &&
 		(last.sample.LastRxAgeSeconds != nil) == hasAge && (!hasAge || last.age == want.age) {
-		return &last.sample, last
+		return lacpduRoom{}, hasAge, false
 	}
-	room := sides.nextPDU()
-	*room = want
-	if hasAge {
-		room.sample.LastRxAgeSeconds = &room.age
-	}
-	return &room.sample, room
+	return want, hasAge, true
 }
