@@ -695,28 +695,8 @@ func (c *liveBond) order(procFresh bool) []bonding.Slave {
 	return nil
 }
 
-// sameSlaveSet reports whether the dump's slaves and a cached list name
+// sameDumpedSet reports whether the dump's slaves and a cached list name
 // the same interfaces.
-func sameSlaveSet(got []bonding.Slave, cached []bonding.Slave) bool {
-	if len(got) != len(cached) {
-		return false
-	}
-	for i := range got {
-		found := false
-		for j := range cached {
-			if cached[j].Name == got[i].Name {
-				found = true
-				break
-			}
-		}
-		if !found {
-			return false
-		}
-	}
-	return true
-}
-
-// sameDumpedSet is sameSlaveSet of the dump's slaves.
 func sameDumpedSet(got []dumpedSlave, cached []bonding.Slave) bool {
 	if len(got) != len(cached) {
 		return false
