@@ -93,7 +93,7 @@ type LiveSource struct {
 	mineBuf   []dumpedSlave
 	idxBuf    []int
 	noAggBuf  []string
-	// statsWanted is PortCounters' scratch: the slaves it reads; and
+	// statsWanted is LACPDUCounters' scratch: the slaves it reads; and
 	// noStatsDump is set once the kernel refused a statistics dump.
 	statsWanted []statsWant
 	noStatsDump bool
