@@ -63,17 +63,19 @@ type PortCounterReader interface {
 
 // lacpduEvery is how often the Sampler asks for the LACPDU counters at a
 // pace faster than it (at a second or slower, every tick). Asking more
-// often loses the kernel a request a tick and tells nothing: a partner
-// sends a LACPDU every second at most (lacp_rate fast; every 30 s slow),
-// so between two reads a second apart a counter rises by one at most,
-// and a faster read could only repeat the last answer or see that one
-// rise a fraction of a second earlier. What reads them keeps to the time
-// they were read (see attachCounters): the rates of the counters are
-// none, the "partner silent" finding (3 s at fast, 90 s at slow) judges
-// the silence as of the read, at most a second late, the switch-side
-// panel and the metrics show counters at most a second old (a counter,
-// never one that goes back), the diagnosis' window compares counters
-// with those of its first snapshot, read in the same way.
+// often costs the kernel a request a tick and tells nothing more: a
+// partner sends a LACPDU a second (lacp_rate fast; every 30 s slow, and
+// a few more only when its state changes), so a faster read could only
+// repeat the last answer or see the same rise a fraction of a second
+// sooner. Nothing makes rates of them. What is told from them keeps to
+// the time they were read (lacpduSample): the "no LACPDU" finding (more
+// than 3 s at fast, 90 s at slow) judges the silence the last read saw,
+// which is never more than there was, at most a second late; the
+// diagnosis' count of illegal and unknown LACPDUs compares two reads; the
+// switch-side panel, the JSON and the metrics show counters at most a
+// second old, which never go back. The packet socket's age of the last
+// LACPDU, when it heard one, is exact and counts to every tick; the
+// carrier counts come with every tick's link dump.
 const lacpduEvery = time.Second
 
 // LACPDUSample is a slave's LACPDU and marker counters with the time since
