@@ -266,7 +266,7 @@ func (s *Sampler) sampleReading(r Reading) (*Snapshot, error) {
 	}
 	s.prev, s.last, s.prevAt, s.started = r.Bonds, r.Bonds, now, true
 	if s.neighbors != nil {
-		s.neighbors.attach(snap)
+		s.neighbors.attach(snap, s.Interval())
 	}
 	if s.phys != nil {
 		s.phys.attach(now, snap)
