@@ -171,6 +171,34 @@ func (s *quietScreen) Put(x, y int, str string, style tcell.Style) (string, int)
 	return s.Screen.Put(x, y, str, style) // off the screen: tcell keeps nothing
 }
 
+// putASCII writes text, printable ASCII each of whose bytes is a cell of
+// its own (asciiCell), from (x, y) in one style: the panels' text, most of
+// a screen. A cell that holds its byte already is only marked written,
+// with the style looked up once for the run instead of once per cell.
+func (s *quietScreen) putASCII(x, y int, text string, style tcell.Style) {
+	if y < 0 || y >= s.height || !s.covered.Empty() {
+		for k := range len(text) {
+			s.Put(x+k, y, text[k:k+1], style)
+		}
+		return
+	}
+	id := s.styleID(style)
+	row := y * s.width
+	for k := range len(text) {
+		cx := x + k
+		if cx < 0 || cx >= s.width {
+			s.Put(cx, y, text[k:k+1], style)
+			continue
+		}
+		c := &s.shown[row+cx]
+		if id != noStyle && c.style == id && c.whole && c.width == 1 && len(c.str) == 1 && c.str[0] == text[k] {
+			s.written[row+cx] = true
+			continue
+		}
+		s.Put(cx, y, text[k:k+1], style)
+	}
+}
+
 // SetContent implements tcell.Screen (tview's own widgets draw with it).
 func (s *quietScreen) SetContent(x, y int, primary rune, combining []rune, style tcell.Style) {
 	s.Put(x, y, string(append([]rune{primary}, combining...)), style)

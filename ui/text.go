@@ -69,11 +69,20 @@ func drawLine(screen tcell.Screen, x, y, maxWidth int, l line) int {
 func drawText(screen tcell.Screen, x, y, maxWidth int, text string, style tcell.Style) int {
 	used := 0
 	state := -1
+	q, quiet := screen.(*quietScreen)
 	for text != "" && used < maxWidth {
 		if asciiCell(text) {
-			screen.Put(x+used, y, text[:1], style)
-			text = text[1:]
-			used++
+			n := 1
+			if quiet {
+				for n < len(text) && used+n < maxWidth && asciiCell(text[n:]) {
+					n++
+				}
+				q.putASCII(x+used, y, text[:n], style)
+			} else {
+				screen.Put(x+used, y, text[:1], style)
+			}
+			text = text[n:]
+			used += n
 			state = -1
 			continue
 		}
@@ -95,6 +104,10 @@ func drawText(screen tcell.Screen, x, y, maxWidth int, text string, style tcell.
 // fill paints width columns from (x, y) with spaces in style: selected rows
 // and bars need their background to reach the end.
 func fill(screen tcell.Screen, x, y, width int, style tcell.Style) {
+	if q, ok := screen.(*quietScreen); ok && width <= len(blanks) {
+		q.putASCII(x, y, spaces(width), style)
+		return
+	}
 	for i := range max(width, 0) {
 		screen.Put(x+i, y, " ", style)
 	}
