@@ -186,3 +186,43 @@ func renderInTmux(t *testing.T, output []byte, width, height int) string {
 	cursor := tmux("display-message", "-p", "-t", "p", "#{cursor_x},#{cursor_y},#{cursor_flag}")
 	return screen + "cursor " + cursor
 }
+
+// TestPainterStandsAside: where tcell's own handling is needed (a locale
+// that is not UTF-8: box lines and blocks fall back to ASCII; NO_COLOR:
+// tcell renders colour as reverse video; no terminfo), no painter arms
+// and every frame is tcell's.
+func TestPainterStandsAside(t *testing.T) {
+	ti, err := terminfo.LookupTerminfo("xterm-256color")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, env, value string
+		ti               *terminfo.Terminfo
+	}{
+		{"C locale", "LC_ALL", "C", ti},
+		{"NO_COLOR", "NO_COLOR", "1", ti},
+		{"no terminfo", "LC_ALL", "en_US.UTF-8", nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Setenv(c.env, c.value)
+			q, _ := scriptedScreen(t, ti, c.ti, 40, 10)
+			for n := range 3 {
+				scriptFrame(q, n)
+			}
+			if q.painter != nil {
+				t.Fatalf("a painter armed with %s=%s", c.env, c.value)
+			}
+		})
+	}
+	t.Run("UTF-8", func(t *testing.T) {
+		t.Setenv("LC_ALL", "en_US.UTF-8")
+		q, _ := scriptedScreen(t, ti, ti, 40, 10)
+		for n := range 3 {
+			scriptFrame(q, n)
+		}
+		if q.painter == nil || q.painter.frames == 0 {
+			t.Fatal("no painter on a UTF-8 xterm-256color")
+		}
+	})
+}
