@@ -62,6 +62,10 @@ func tickingRoot(tb testing.TB) *rootTicker {
 	tb.Cleanup(func() { src.Close() })
 	clk := &fakeClock{now: time.Unix(1_000_000, 0)}
 	src.clock = clk.Now
+	// The tree was written a moment ago; a dashboard's tree has been
+	// quiet for longer than keepQuiet, and its statistics files are read
+	// through descriptors kept open (rootkeep_linux.go).
+	src.fsys.now = func() time.Time { return time.Now().Add(time.Hour) }
 	s := NewSampler(src, Options{Interval: MinInterval, Clock: clk.Now})
 	rt := &rootTicker{tb: tb, s: s, clk: clk, counters: counters}
 	// 70 s: the fine rings (a minute at 100 ms) are full, and the last

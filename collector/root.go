@@ -117,6 +117,7 @@ func (s *RootSource) Read() (Reading, error) {
 			delete(s.stats, ifname)
 		}
 	}
+	s.fsys.sweepKept(s.reads)
 	return r, nil
 }
 
@@ -257,7 +258,9 @@ func (s *RootSource) readCounters(r *Reading, b *bonding.Bond, noStatistics map[
 		if noStatistics[ifname] {
 			return netDev[ifname] // zero Counters (all absent) when not there
 		}
-		cs, warnings := bonding.ReadStatisticsFiles(s.statFiles(ifname), s.fsys.ReadFileScratch)
+		files := s.statFiles(ifname)
+		s.fsys.keepDir(path.Dir(files[0]), s.reads)
+		cs, warnings := bonding.ReadStatisticsFiles(files, s.fsys.ReadKeptScratch)
 		r.Warnings = append(r.Warnings, warnings...)
 		if cs.Empty() && haveNetDev {
 			cs = netDev[ifname]

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/internal/filekind"
@@ -38,8 +39,11 @@ var (
 //
 // A file costs four system calls: openat2, fstat, one read (an on-disk
 // file's size says when the end is reached; procfs and sysfs files, whose
-// size says nothing, take a read more) and close. No descriptor is kept
-// from one tick to the next: a tree's files may be replaced by rename.
+// size says nothing, take a read more) and close. The statistics files,
+// ten an interface read every tick, are the exception: their descriptors
+// are kept from one tick to the next, each read is one pread, and their
+// directory is checked every tick for a file replaced by rename
+// (rootkeep_linux.go).
 // On a local file system they are raw system calls (treeIsLocal), which
 // spare the Go runtime's monitor thread a wake-up and 20 µs polling for
 // the rest of every tick.
@@ -58,6 +62,13 @@ type rootFS struct {
 	buf  []byte
 	path []byte // the NUL-terminated path being opened (Linux)
 	link []byte // the text of the link being read (Linux)
+
+	// kept are directories whose files stay open between ticks, with
+	// keptFiles descriptors in all (rootkeep_linux.go); now is the
+	// clock that says how long a directory has been unchanged.
+	kept      map[string]*keptDir
+	keptFiles int
+	now       func() time.Time
 }
 
 var _ bonding.ScratchFS = (*rootFS)(nil)
@@ -68,10 +79,11 @@ func openRootFS(dir string) (*rootFS, error) {
 		return nil, err
 	}
 	fd := openDirFD(dir)
-	return &rootFS{root: root, dir: dir, dirfd: fd, raw: treeIsLocal(fd)}, nil
+	return &rootFS{root: root, dir: dir, dirfd: fd, raw: treeIsLocal(fd), now: time.Now}, nil
 }
 
 func (r *rootFS) Close() error {
+	r.closeAllKept()
 	closeDirFD(r.dirfd)
 	return r.root.Close()
 }
