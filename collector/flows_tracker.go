@@ -181,13 +181,14 @@ func (s *Sampler) enrich(now time.Time, snap *Snapshot, bonds []bonding.Bond) {
 	// The meter first, right after the source's counters: both then
 	// cover the same interval, the socket dump in between aside.
 	var mr meterRead
+	fresh := false
 	if s.meter != nil {
-		mr = s.meter.read(snap)
+		mr, fresh = s.meter.read(now, snap, bonds, s.opts.MeterEvery, s.Interval())
 	}
 	if s.flows != nil {
 		s.flows.attach(now, snap, bonds)
 	}
-	s.measure(now, snap, bonds, mr)
+	s.measure(now, snap, bonds, mr, fresh)
 	if s.host != nil {
 		snap.Host = s.host.get(now)
 	}

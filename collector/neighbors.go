@@ -279,13 +279,19 @@ func (t *neighborTracker) watch(names []string) {
 }
 
 // lacpduDue reports whether the tick at now reads the LACPDU counters:
-// the first, one whose slaves changed, and then one a lacpduEvery (every
-// tick at a pace of a second or slower). A tenth of the interval is
-// allowed for the jitter of the ticks, so that at 100 ms it is every
-// tenth tick rather than every tenth or eleventh.
+// the first, one whose slaves changed, and then one a lacpduEvery
+// (dueEvery).
 func (t *neighborTracker) lacpduDue(now time.Time, names []string, interval time.Duration) bool {
-	return t.lacpduAt.IsZero() || !slices.Equal(names, t.lacpduFor) ||
-		now.Sub(t.lacpduAt) >= lacpduEvery-interval/10
+	return !slices.Equal(names, t.lacpduFor) || dueEvery(t.lacpduAt, now, lacpduEvery, interval)
+}
+
+// dueEvery reports whether a read made once an every is due at now, the
+// last having been at last (none: zero) on ticks interval apart. A tenth
+// of the interval is allowed for the jitter of the ticks, so that at
+// 100 ms a read a second comes every tenth tick rather than every tenth
+// or eleventh; at a pace of every or slower, every tick reads.
+func dueEvery(last, now time.Time, every, interval time.Duration) bool {
+	return last.IsZero() || now.Sub(last) >= every-interval/10
 }
 
 // readLACPDUs asks for the slaves' LACPDU counters and follows each

@@ -52,6 +52,10 @@ type Options struct {
 	// it once per sample; the caller closes it. Each Read must hand out a
 	// Reading.Flows of its own: the snapshots point into it.
 	Meter flowmeter.Meter
+	// MeterEvery, when longer than the pace, is how often the Meter is
+	// read (the dashboard: a second; see meterEvery); zero: every sample,
+	// as a JSON line or a recording at any pace wants them.
+	MeterEvery time.Duration
 	// MeterWhy says why there is no Meter (no privileges, --no-ebpf and
 	// no fallback): each bond's traffic then says "sockets" and this.
 	MeterWhy string

@@ -77,11 +77,21 @@ func benchMeasured(b *testing.B, n int, shuffled bool) {
 	}
 	bonds := []bonding.Bond{bond}
 	k := bonding.KernelVersion{Major: 6, Minor: 12}
-	tr.attach(time.Unix(0, 0), snap, bonds, k, tr.read(snap))
+	// A second apart, every refresh reads the meter (DashboardMeterEvery).
+	at := time.Unix(0, 0)
+	refresh := func() {
+		at = at.Add(time.Second)
+		mr, fresh := tr.read(at, snap, bonds, DashboardMeterEvery, time.Second)
+		if !fresh {
+			b.Fatal("a refresh a second apart did not read the meter")
+		}
+		tr.attach(time.Unix(0, 0), snap, bonds, k, mr)
+	}
+	refresh()
 	b.ReportAllocs()
 	cpu := processCPU()
 	for b.Loop() {
-		tr.attach(time.Unix(0, 0), snap, bonds, k, tr.read(snap))
+		refresh()
 	}
 	// CPU time beside wall time: on a shared machine waiting for a core
 	// is not the refresh's cost.

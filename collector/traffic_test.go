@@ -22,6 +22,7 @@ type fakeMeter struct {
 	syncs   []map[int]string
 	reading flowmeter.Reading
 	err     error
+	reads   int
 }
 
 func (m *fakeMeter) Sync(s map[int]string) error {
@@ -30,6 +31,7 @@ func (m *fakeMeter) Sync(s map[int]string) error {
 }
 
 func (m *fakeMeter) Read() (flowmeter.Reading, error) {
+	m.reads++
 	r := m.reading
 	r.Flows = append([]flowmeter.Flow(nil), m.reading.Flows...)
 	return r, m.err
@@ -506,5 +508,70 @@ func TestMeasuredTLBRewrite(t *testing.T) {
 		if a := mt.Agreement; a.Flows != 1 || tc.predictable != (a.BytesAgreeShare != nil) {
 			t.Errorf("balance-tlb %s: first reading's agreement %+v", tc.policy, a)
 		}
+	}
+}
+
+// TestMeterReadOncePerSecond: with the dashboard's MeterEvery, below a
+// second's pace the meter is read on the first two ticks and then once a
+// second, the snapshots in between carry the last read's traffic, whose
+// rates span the second between two reads; a change of the bond's
+// hashing reads at once; at a second, every tick; without MeterEvery,
+// every tick.
+func TestMeterReadOncePerSecond(t *testing.T) {
+	src := &bondSource{bond: xorBond("eth0", "eth1")}
+	m := &fakeMeter{}
+	clk := &fakeClock{now: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)}
+	s := NewSampler(src, Options{Interval: MinInterval, Clock: clk.Now, Meter: m, Flows: &staticFlows{}, MeterEvery: DashboardMeterEvery})
+	f := udpFlow("eth0", flowmeter.Tx, 40000, 0)
+	f.Slave = hashedSlave(t, f, "eth0", "eth1")
+	f.Ifindex = 10 + int(f.Slave[3]-'0')
+	tick := func(d time.Duration) *MeasuredTraffic {
+		t.Helper()
+		clk.Advance(d)
+		f.Bytes += 1000 // 1000 bytes a tick
+		m.reading = flowmeter.Reading{Time: clk.now, Source: flowmeter.SourceEBPF, SampleRate: 1, Flows: []flowmeter.Flow{f}, MapEntries: 1, MapSize: 1024}
+		return mustSample(t, s).Bond("bond0").Measured
+	}
+	tick(MinInterval)
+	if last := tick(MinInterval); m.reads != 2 || last == nil || !last.HaveRates() {
+		t.Fatalf("the first two ticks: %d reads, traffic %+v; want 2 reads and rates", m.reads, last)
+	}
+	last := tick(MinInterval)
+	for range 27 {
+		reads := m.reads
+		mt := tick(MinInterval)
+		if m.reads == reads && mt != last {
+			t.Fatal("a tick without a read of the meter made new measured traffic")
+		}
+		last = mt
+	}
+	if m.reads != 4 {
+		t.Fatalf("30 ticks at 100 ms (3 s) read the meter %d times, want 4 (the first two, then once a second)", m.reads)
+	}
+	if len(last.Flows) != 1 || !last.Flows[0].HaveRate || last.Seconds != 1 || last.Flows[0].Bps != 10*1000*8 {
+		t.Fatalf("the last read's traffic: %+v, want one flow at 80 kbit/s over 1 s", last)
+	}
+	src.bond.Slaves[1].MIIStatus = new("down") // the hash now has one slave
+	reads := m.reads
+	tick(MinInterval)
+	if m.reads != reads+1 {
+		t.Fatal("a slave going down did not read the meter at once")
+	}
+	s.SetInterval(time.Second)
+	reads = m.reads
+	for range 3 {
+		tick(time.Second)
+	}
+	if m.reads != reads+3 {
+		t.Fatalf("3 ticks at 1 s read the meter %d times, want 3", m.reads-reads)
+	}
+	every := NewSampler(&bondSource{bond: xorBond("eth0", "eth1")}, Options{Interval: MinInterval, Clock: clk.Now, Meter: m, Flows: &staticFlows{}})
+	reads = m.reads
+	for range 5 {
+		clk.Advance(MinInterval)
+		mustSample(t, every)
+	}
+	if m.reads != reads+5 {
+		t.Fatalf("without MeterEvery, 5 ticks at 100 ms read the meter %d times, want 5", m.reads-reads)
 	}
 }

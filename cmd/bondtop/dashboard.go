@@ -27,6 +27,9 @@ func isTerminal(w io.Writer) bool {
 func dashboard(src collector.Source, o options) error {
 	opts := o.samplerOptions(src)
 	opts.History = ui.GraphWindows[len(ui.GraphWindows)-1] // the longest graph
+	// A flow table redrawn ten times a second cannot be read, and each
+	// read of the meter walks the kernel's whole flow map.
+	opts.MeterEvery = collector.DashboardMeterEvery
 	s := collector.NewSampler(src, opts)
 	first, err := s.Sample()
 	if err != nil {
