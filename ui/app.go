@@ -108,6 +108,7 @@ type dashboard struct {
 	chooserShown bool
 	diag         diagState
 	flows        flowsState
+	flowRows     flowRowsMemo
 	loadp        *loadPanel
 
 	// ctx ends with the dashboard: load tests stop cleanly with it.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bondtop/bondtop/collector"
 	"github.com/gdamore/tcell/v2"
@@ -172,4 +173,41 @@ func TestMeasuredSampledLabels(t *testing.T) {
 	mustContain(t, s.text(), "meter 1:100 ")
 	s.press("f")
 	mustContain(t, s.text(), "sampled 1:100 (estimates)")
+}
+
+// TestFlowRowsFollowTheirInputs: the flow table's rows are built once a
+// reading while nothing they show changes, and built again for a new
+// reading, a filter, an order or a width.
+func TestFlowRowsFollowTheirInputs(t *testing.T) {
+	h, _ := demoHost(t, 40)
+	s := demoSim(t, h, 160, 48, false)
+	s.press("f")
+	built := s.d.flowRows.out
+	if len(built) < 3 {
+		t.Fatalf("%d flow rows after opening the view", len(built))
+	}
+	s.draw()
+	if &s.d.flowRows.out[0] != &built[0] {
+		t.Fatal("a frame of the same reading built the rows again")
+	}
+	s.press("t") // tx only
+	for _, row := range s.d.flowRows.out[1:] {
+		if len(row) > 1 && !strings.HasPrefix(row[1].text, "tx ") {
+			t.Fatalf("with tx only, a row reads %q", row[1].text)
+		}
+	}
+	mustContain(t, s.text(), "tx (t)")
+	before := s.d.flowRows.out
+	s.screen.SetSize(120, 48)
+	s.draw()
+	if &s.d.flowRows.out[0] == &before[0] {
+		t.Fatal("a narrower screen kept the rows of the wider one")
+	}
+	before = s.d.flowRows.out
+	h.sample(time.Second)
+	s.d.apply(h.snaps[len(h.snaps)-1:])
+	s.draw()
+	if s.d.flowRows.m != s.d.model.Selected().Measured || &s.d.flowRows.out[0] == &before[0] {
+		t.Fatal("a new reading kept the rows of the last one")
+	}
 }

@@ -171,7 +171,44 @@ func (d *dashboard) renderMeasured(b *collector.BondSample, width int) []line {
 			padLeft(strconv.Itoa(ms.RxFlows), 10) + padLeft(shortSI(ms.RxBps), 8) + padLeft(shortBits(s.RxBps), 9) + padLeft(other, 8), th.base}})
 	}
 	out = append(out, nil)
+	return append(out, d.flowRows.rows(d, b, width, nameW, filter)...)
+}
 
+// flowRowsMemo keeps the rows of the meter's flow table while what they
+// show is the same reading, filter, order and width. The dashboard reads
+// the meter once a second (collector.DashboardMeterEvery), and the rows,
+// a padded line for each of up to maxFlowRows flows, were built again on
+// each of the nine frames in between at 100 ms.
+type flowRowsMemo struct {
+	m      *collector.MeasuredTraffic
+	state  flowsState
+	width  int
+	th     *theme
+	slaves []string // the bond's slaves, in order: their colours
+	out    []line
+}
+
+// rows are the flow table's heading and rows for b's traffic.
+func (memo *flowRowsMemo) rows(d *dashboard, b *collector.BondSample, width, nameW int, filter string) []line {
+	m := b.Measured
+	if memo.out != nil && memo.m == m && memo.state == d.flows && memo.width == width && memo.th == d.th &&
+		slices.EqualFunc(memo.slaves, b.Slaves, func(name string, s collector.SlaveSample) bool { return name == s.Name }) {
+		return memo.out
+	}
+	memo.m, memo.state, memo.width, memo.th = m, d.flows, width, d.th
+	memo.slaves = memo.slaves[:0]
+	for i := range b.Slaves {
+		memo.slaves = append(memo.slaves, b.Slaves[i].Name)
+	}
+	memo.out = d.measuredRows(b, width, nameW, filter)
+	return memo.out
+}
+
+// measuredRows builds the flow table's heading and rows.
+func (d *dashboard) measuredRows(b *collector.BondSample, width, nameW int, filter string) []line {
+	th := d.th
+	m := b.Measured
+	var out []line
 	// The table. Addresses get the room; the source and destination are
 	// the frame's (a received flow's source is the far end).
 	slaveW := max(nameW+1, 7)
