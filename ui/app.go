@@ -303,6 +303,17 @@ func sameSeries(lines []chartLine, b *collector.BondSample) bool {
 // handleKey is the global key map. It only changes the Model or the focus
 // and returns at once: tview redraws after it.
 func (d *dashboard) handleKey(ev *tcell.EventKey) *tcell.EventKey {
+	if ev.Key() == tcell.KeyCtrlL {
+		// Something else wrote to the terminal (a wall message, a kernel
+		// message on a console): each frame sends only the cells that
+		// changed, so the screen is sent whole again, as htop does.
+		if d.screen != nil {
+			d.screen.Sync()
+		} else {
+			d.app.Sync()
+		}
+		return nil
+	}
 	if d.overlayName != "" {
 		return d.overlayKey(ev)
 	}

@@ -560,6 +560,7 @@ func orText(s, alt string) string {
 // helpKeys is the key map as the help overlay lists it.
 var helpKeys = []keyHint{
 	{"q, Ctrl-C", "quit"},
+	{"Ctrl-L", "redraw the whole screen"},
 	{"?", "this help (Esc closes any panel)"},
 	{"Tab, Shift-Tab", "move focus: slaves, LACP, events"},
 	{"↑ ↓ PgUp PgDn", "move in the focused panel (j k too)"},

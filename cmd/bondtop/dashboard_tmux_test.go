@@ -341,3 +341,35 @@ func TestDashboardUnknownBondInTmux(t *testing.T) {
 		t.Fatalf("want the not-found error and exit 2:\n%s", screen)
 	}
 }
+
+// TestRedrawKeyInTmux: what another program writes to the terminal (a
+// wall message) stays on the screen, as each frame sends only the cells
+// that changed, until Ctrl-L sends the whole screen again.
+func TestRedrawKeyInTmux(t *testing.T) {
+	needTmux(t)
+	bin := binary(t)
+	dir := lacpTree(t)
+	p := newPane(t, 100, 30, fmt.Sprintf("%s --root %s bond0; sleep 60", bin, dir))
+	p.waitText("bond0", 10*time.Second)
+	tty := strings.TrimSpace(p.tmux("display-message", "-p", "-t", "main", "#{pane_tty}"))
+	f, err := os.OpenFile(tty, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const wall = "BROADCAST-MESSAGE-FROM-ROOT"
+	_, err = fmt.Fprintf(f, "\x1b[20;10H%s", wall)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.waitText(wall, 5*time.Second)
+	time.Sleep(2 * time.Second) // two ticks at 1 s
+	if !strings.Contains(p.screen(), wall) {
+		t.Fatal("the frames after the message sent its cells again: the test cannot tell what Ctrl-L does")
+	}
+	p.keys("C-l")
+	screen := p.waitGone(wall, 5*time.Second)
+	if !strings.Contains(screen, "bond0") {
+		t.Fatalf("after Ctrl-L the dashboard is not on the screen:\n%s", screen)
+	}
+}
