@@ -211,3 +211,19 @@ func TestFlowRowsFollowTheirInputs(t *testing.T) {
 		t.Fatal("a new reading kept the rows of the last one")
 	}
 }
+
+// TestMeasuredFlowsSayTheirPace: below a second's pace the flows view
+// says it is read once a second (collector.DashboardMeterEvery).
+func TestMeasuredFlowsSayTheirPace(t *testing.T) {
+	h, _ := demoHost(t, 40)
+	s := demoSim(t, h, 160, 48, false)
+	s.press("f")
+	if strings.Contains(s.text(), "read each second") {
+		t.Fatal("at 1 s the flows view says it is read each second")
+	}
+	h.sampler.SetInterval(100 * time.Millisecond)
+	h.sample(100 * time.Millisecond)
+	s.d.apply(h.snaps[len(h.snaps)-1:])
+	s.draw()
+	mustContain(t, s.text(), "(read each second)")
+}

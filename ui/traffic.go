@@ -135,6 +135,11 @@ func (d *dashboard) renderMeasured(b *collector.BondSample, width int) []line {
 		{{fmt.Sprintf("%s: %d flows, %s", b.Name, len(m.Flows), meterSource(m)), th.strong},
 			{fmt.Sprintf("  sort %s (s)  slave %s (← →)  %s (t)  Esc close", d.flows.measuredSort, filter, d.flows.dir), th.dim}},
 	}
+	if d.model.Interval < collector.DashboardMeterEvery {
+		// The rest of the screen moves ten times a second; say why this
+		// table does not.
+		out[0] = append(out[0], span{"  (read each second)", th.dim})
+	}
 	text, ok := agreementText(m)
 	st := th.good
 	if !ok {
