@@ -50,7 +50,11 @@ type column struct {
 	right    bool
 	priority int
 	cell     func(r SlaveRow) line
-	width    int
+	// barred, for the rate columns, is the cell with a bar barWidth wide
+	// (cell is the cell without one): the only cells the bar width
+	// changes, so the others are rendered once a frame.
+	barred func(r SlaveRow, barWidth int) line
+	width  int
 }
 
 // selectedSlave is the slave under the cursor, or nil.
@@ -71,8 +75,9 @@ func (t *slaveTable) cursor(rows []SlaveRow) int {
 	return 0
 }
 
-// columns builds the columns that make sense for this bond.
-func (t *slaveTable) columns(b *collector.BondSample, barWidth int) []*column {
+// columns builds the columns that make sense for this bond, the rate
+// columns without bars (fit adds them).
+func (t *slaveTable) columns(b *collector.BondSample) []*column {
 	th := t.th
 	lacp := b.Is8023AD()
 	var activeAgg *int
@@ -85,7 +90,7 @@ func (t *slaveTable) columns(b *collector.BondSample, barWidth int) []*column {
 	for i := range b.Slaves {
 		busiest = max(busiest, orZero(b.Slaves[i].RxBps), orZero(b.Slaves[i].TxBps))
 	}
-	rate := func(bps *float64, s *collector.SlaveSample) line {
+	rate := func(bps *float64, s *collector.SlaveSample, barWidth int) line {
 		l := line{{padLeft(shortBits(bps), 5), th.strong}}
 		if barWidth == 0 {
 			return l
@@ -109,13 +114,6 @@ func (t *slaveTable) columns(b *collector.BondSample, barWidth int) []*column {
 			style = th.base
 		}
 		return l.add(" ", th.base).add(bar(frac, barWidth), style)
-	}
-	// Without bars the rate columns are 5 wide; a 3-column unit in their
-	// titles would cost a narrow screen a whole column (the header and
-	// graphs say bit/s).
-	rxTitle, txTitle := "RX bit/s", "TX bit/s"
-	if barWidth == 0 {
-		rxTitle, txTitle = "RX", "TX"
 	}
 	cols := []*column{
 		{title: "SLAVE", priority: 100, cell: func(r SlaveRow) line {
@@ -166,8 +164,12 @@ func (t *slaveTable) columns(b *collector.BondSample, barWidth int) []*column {
 		)
 	}
 	cols = append(cols,
-		&column{title: rxTitle, priority: priorityRx, cell: func(r SlaveRow) line { return rate(r.RxBps, r.SlaveSample) }},
-		&column{title: txTitle, priority: priorityTx, cell: func(r SlaveRow) line { return rate(r.TxBps, r.SlaveSample) }},
+		&column{title: "RX", priority: priorityRx,
+			cell:   func(r SlaveRow) line { return rate(r.RxBps, r.SlaveSample, 0) },
+			barred: func(r SlaveRow, bw int) line { return rate(r.RxBps, r.SlaveSample, bw) }},
+		&column{title: "TX", priority: priorityTx,
+			cell:   func(r SlaveRow) line { return rate(r.TxBps, r.SlaveSample, 0) },
+			barred: func(r SlaveRow, bw int) line { return rate(r.TxBps, r.SlaveSample, bw) }},
 		&column{title: "RX%", right: true, priority: 70, cell: func(r SlaveRow) line { return line{{percent(r.ShareRx), th.base}} }},
 		&column{title: "TX%", right: true, priority: 69, cell: func(r SlaveRow) line { return line{{percent(r.ShareTx), th.base}} }},
 		&column{title: "E/D/O", right: true, priority: 60, cell: func(r SlaveRow) line {
@@ -203,22 +205,35 @@ var barWidths = []int{24, 20, 16, 12, 10, 8, 6, 4}
 
 // fit returns the columns, with their cells, that fit width: the widest
 // bars that fit beside every column, else no bars and the least important
-// columns dropped. Cells are rendered at most twice: the rate columns'
-// width follows from the bar width (5 digits, a space, the bar), so the
-// candidates are weighed by arithmetic, not by rendering each.
+// columns dropped. Each cell is rendered once, the rate columns' twice
+// when bars fit: their width follows from the bar width (5 digits, a
+// space, the bar), so the candidates are weighed by arithmetic, not by
+// rendering each.
 func (t *slaveTable) fit(b *collector.BondSample, rows []SlaveRow, width int) ([]*column, [][]line) {
-	cols := dropEmpty(t.columns(b, 0), rows)
+	cols := dropEmpty(t.columns(b), rows)
 	cells, total := measure(cols, rows)
 	rateCols := 0
 	for _, c := range cols {
-		if c.priority == priorityRx || c.priority == priorityTx {
+		if c.barred != nil {
 			rateCols++
 		}
 	}
 	for _, bw := range barWidths {
 		if total+rateCols*(1+bw) <= width {
-			cols = dropEmpty(t.columns(b, bw), rows)
-			cells, _ = measure(cols, rows)
+			for j, c := range cols {
+				if c.barred == nil {
+					continue
+				}
+				// With bars the column has room for its unit: a
+				// narrow screen's rate columns (5 wide) would lose a
+				// whole column to it (the header and graphs say bit/s).
+				c.title += " bit/s"
+				c.width = textWidth(c.title)
+				for i, r := range rows {
+					cells[i][j] = c.barred(r, bw)
+					c.width = max(c.width, cells[i][j].width())
+				}
+			}
 			return cols, cells
 		}
 	}
