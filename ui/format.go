@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -26,23 +25,26 @@ func shortSI(v float64) string {
 	if math.IsNaN(v) || v < 0 {
 		return "-"
 	}
-	prefixes := []string{"", "k", "M", "G", "T", "P"}
 	i := 0
-	for v >= 999.5 && i < len(prefixes)-1 {
+	for v >= 999.5 && i < len(siPrefixes)-1 {
 		v /= 1000
 		i++
 	}
+	prec := 2
 	switch {
-	case i == 0:
-		return strconv.FormatFloat(v, 'f', 0, 64)
-	case v >= 99.95:
-		return fmt.Sprintf("%.0f%s", v, prefixes[i])
+	case i == 0, v >= 99.95:
+		prec = 0
 	case v >= 9.995:
-		return fmt.Sprintf("%.1f%s", v, prefixes[i])
-	default:
-		return fmt.Sprintf("%.2f%s", v, prefixes[i])
+		prec = 1
 	}
+	// Formatted into a buffer on the stack: the only allocation is the
+	// string (a frame formats a few dozen rates).
+	var buf [32]byte
+	return string(append(strconv.AppendFloat(buf[:0], v, 'f', prec, 64), siPrefixes[i]...))
 }
+
+// siPrefixes are shortSI's multipliers' letters, by power of 1000.
+var siPrefixes = [...]string{"", "k", "M", "G", "T", "P"}
 
 // longBits is a rate with its unit, for the header and details: "1.23 Gbit/s".
 func longBits(bps *float64) string {
