@@ -270,7 +270,7 @@ func (s *Sampler) sampleReading(r Reading) (*Snapshot, error) {
 	}
 	s.prev, s.last, s.prevAt, s.started = r.Bonds, r.Bonds, now, true
 	if s.neighbors != nil {
-		s.neighbors.attach(snap, s.Interval())
+		s.neighbors.attach(snap)
 	}
 	if s.phys != nil {
 		s.phys.attach(now, snap)
