@@ -280,12 +280,3 @@ func (t *neighborTracker) attachCounters(snap *Snapshot, sides *switchSides) {
 		}
 	}
 }
-
-// dueEvery reports whether a read made once an every is due at now, the
-// last having been at last (none: zero) on ticks interval apart. A tenth
-// of the interval is allowed for the jitter of the ticks, so that at
-// 100 ms a read a second comes every tenth tick rather than every tenth
-// or eleventh; at a pace of every or slower, every tick reads.
-func dueEvery(last, now time.Time, every, interval time.Duration) bool {
-	return last.IsZero() || now.Sub(last) >= every-interval/10
-}

@@ -245,6 +245,15 @@ func (t *meterTracker) read(now time.Time, snap *Snapshot, bonds []bonding.Bond,
 	return meterRead{r, err}, true
 }
 
+// dueEvery reports whether a read made once an every is due at now, the
+// last having been at last (none: zero) on ticks interval apart. A tenth
+// of the interval is allowed for the jitter of the ticks, so that at
+// 100 ms a read a second comes every tenth tick rather than every tenth
+// or eleventh; at a pace of every or slower, every tick reads.
+func dueEvery(last, now time.Time, every, interval time.Duration) bool {
+	return last.IsZero() || now.Sub(last) >= every-interval/10
+}
+
 // showLast gives every bond of snap the traffic of the last good read.
 func (t *meterTracker) showLast(snap *Snapshot) {
 	for i := range snap.Bonds {
