@@ -196,6 +196,16 @@ func (r *rootFS) readViaRoot(name string) (int, error) {
 	return r.readCapped(name, st.Size(), f.Read)
 }
 
+// growBuf doubles r.buf, full of what was read, up to one byte past
+// maxTreeFile (that byte says the file is larger); false once it is.
+func (r *rootFS) growBuf() bool {
+	if len(r.buf) > maxTreeFile {
+		return false
+	}
+	r.buf = append(r.buf, make([]byte, min(len(r.buf), maxTreeFile+1-len(r.buf)))...)
+	return true
+}
+
 func (r *rootFS) notRegular(name, kind string) error {
 	return &fs.PathError{Op: "open", Path: r.dir + "/" + name, Err: fmt.Errorf("%w (%s)", errNotRegular, kind)}
 }
@@ -217,11 +227,8 @@ func (r *rootFS) readCapped(name string, size int64, read func([]byte) (int, err
 	}
 	n := 0
 	for {
-		if n == len(r.buf) {
-			if n > maxTreeFile {
-				return 0, &fs.PathError{Op: "read", Path: r.dir + "/" + name, Err: errTooLarge}
-			}
-			r.buf = append(r.buf, make([]byte, min(len(r.buf), maxTreeFile+1-len(r.buf)))...)
+		if n == len(r.buf) && !r.growBuf() {
+			return 0, &fs.PathError{Op: "read", Path: r.dir + "/" + name, Err: errTooLarge}
 		}
 		m, err := read(r.buf[n:])
 		n += m

@@ -200,21 +200,34 @@ func (r *rootFS) openBeneath(op, name string, how *openHow) (fd int, raw, done b
 	return fd, raw, true, nil
 }
 
+// openRegularBeneath opens name for reading (openBeneath) and checks
+// that it is a regular file; the descriptor is closed on any error. size
+// is what fstat says.
+func (r *rootFS) openRegularBeneath(name string) (fd int, raw bool, size int64, done bool, err error) {
+	fd, raw, done, err = r.openBeneath("open", name, &readHow)
+	if fd < 0 {
+		return -1, false, 0, done, err
+	}
+	var st unix.Stat_t
+	if err := fstatFile(raw, fd, &st); err != nil {
+		closeFile(raw, fd)
+		return -1, false, 0, true, &fs.PathError{Op: "stat", Path: r.dir + "/" + name, Err: err}
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		closeFile(raw, fd)
+		return -1, false, 0, true, r.notRegular(name, filekind.Of(fileMode(st.Mode)))
+	}
+	return fd, raw, st.Size, true, nil
+}
+
 // readBeneath reads name into r.buf: openat2, fstat, plain reads, close.
 func (r *rootFS) readBeneath(name string) (n int, done bool, err error) {
-	fd, raw, done, err := r.openBeneath("open", name, &readHow)
+	fd, raw, size, done, err := r.openRegularBeneath(name)
 	if fd < 0 {
 		return 0, done, err
 	}
 	defer closeFile(raw, fd)
-	var st unix.Stat_t
-	if err := fstatFile(raw, fd, &st); err != nil {
-		return 0, true, &fs.PathError{Op: "stat", Path: r.dir + "/" + name, Err: err}
-	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return 0, true, r.notRegular(name, filekind.Of(fileMode(st.Mode)))
-	}
-	n, err = r.readCapped(name, st.Size, func(p []byte) (int, error) {
+	n, err = r.readCapped(name, size, func(p []byte) (int, error) {
 		for {
 			if len(p) == 0 {
 				return 0, nil

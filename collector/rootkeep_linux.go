@@ -8,8 +8,6 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/bondtop/bondtop/internal/filekind"
 )
 
 // Kept files: an interface's statistics/ is ten small files read on
@@ -120,21 +118,12 @@ func (r *rootFS) ReadKeptScratch(name string) ([]byte, error) {
 		if r.keptFiles >= maxKeptFiles {
 			return r.ReadFileScratch(name)
 		}
-		fd, raw, done, err := r.openBeneath("open", name, &readHow)
+		fd, raw, _, done, err := r.openRegularBeneath(name)
 		if !done {
 			return r.ReadFileScratch(name)
 		}
 		if err != nil {
 			return nil, err
-		}
-		var st unix.Stat_t
-		if err := fstatFile(raw, fd, &st); err != nil {
-			closeFile(raw, fd)
-			return nil, &fs.PathError{Op: "stat", Path: r.dir + "/" + name, Err: err}
-		}
-		if st.Mode&unix.S_IFMT != unix.S_IFREG {
-			closeFile(raw, fd)
-			return nil, r.notRegular(name, filekind.Of(fileMode(st.Mode)))
 		}
 		f = heldFD{fd: fd, raw: raw}
 		kd.files[base] = f
@@ -162,11 +151,8 @@ func (r *rootFS) preadAll(f heldFD) (int, error) {
 	}
 	n := 0
 	for {
-		if n == len(r.buf) {
-			if n > maxTreeFile {
-				return 0, errTooLarge
-			}
-			r.buf = append(r.buf, make([]byte, min(len(r.buf), maxTreeFile+1-len(r.buf)))...)
+		if n == len(r.buf) && !r.growBuf() {
+			return 0, errTooLarge
 		}
 		m, errno := preadFile(f.raw, f.fd, r.buf[n:], int64(n))
 		if errno == syscall.EINTR {

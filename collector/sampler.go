@@ -53,7 +53,7 @@ type Options struct {
 	// Reading.Flows of its own: the snapshots point into it.
 	Meter flowmeter.Meter
 	// MeterEvery, when longer than the pace, is how often the Meter is
-	// read (the dashboard: a second; see meterEvery); zero: every sample,
+	// read (the dashboard: DashboardMeterEvery); zero: every sample,
 	// as a JSON line or a recording at any pace wants them.
 	MeterEvery time.Duration
 	// MeterWhy says why there is no Meter (no privileges, --no-ebpf and

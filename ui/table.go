@@ -37,7 +37,7 @@ func newSlaveTable(th *theme, m *Model) *slaveTable {
 	return t
 }
 
-// The rate columns' priorities, which also identify them.
+// The rate columns' priorities.
 const (
 	priorityRx = 95
 	priorityTx = 94
@@ -115,6 +115,11 @@ func (t *slaveTable) columns(b *collector.BondSample) []*column {
 		}
 		return l.add(" ", th.base).add(bar(frac, barWidth), style)
 	}
+	// A rate column's cell without a bar, and with one (fit).
+	rateColumn := func(title string, priority int, bps func(r SlaveRow) *float64) *column {
+		barred := func(r SlaveRow, barWidth int) line { return rate(bps(r), r.SlaveSample, barWidth) }
+		return &column{title: title, priority: priority, barred: barred, cell: func(r SlaveRow) line { return barred(r, 0) }}
+	}
 	cols := []*column{
 		{title: "SLAVE", priority: 100, cell: func(r SlaveRow) line {
 			return line{{r.Name, th.slave(r.Index)}}
@@ -164,12 +169,8 @@ func (t *slaveTable) columns(b *collector.BondSample) []*column {
 		)
 	}
 	cols = append(cols,
-		&column{title: "RX", priority: priorityRx,
-			cell:   func(r SlaveRow) line { return rate(r.RxBps, r.SlaveSample, 0) },
-			barred: func(r SlaveRow, bw int) line { return rate(r.RxBps, r.SlaveSample, bw) }},
-		&column{title: "TX", priority: priorityTx,
-			cell:   func(r SlaveRow) line { return rate(r.TxBps, r.SlaveSample, 0) },
-			barred: func(r SlaveRow, bw int) line { return rate(r.TxBps, r.SlaveSample, bw) }},
+		rateColumn("RX", priorityRx, func(r SlaveRow) *float64 { return r.RxBps }),
+		rateColumn("TX", priorityTx, func(r SlaveRow) *float64 { return r.TxBps }),
 		&column{title: "RX%", right: true, priority: 70, cell: func(r SlaveRow) line { return line{{percent(r.ShareRx), th.base}} }},
 		&column{title: "TX%", right: true, priority: 69, cell: func(r SlaveRow) line { return line{{percent(r.ShareTx), th.base}} }},
 		&column{title: "E/D/O", right: true, priority: 60, cell: func(r SlaveRow) line {
