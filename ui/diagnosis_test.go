@@ -40,6 +40,7 @@ func demoHostWith(t *testing.T, secs int, metered bool) (*host, *collector.DemoS
 	}
 	h.sampler = collector.NewSampler(src, collector.Options{
 		Interval: time.Second, Clock: clock, Analyze: diagnose.NewWindow(0).Fill,
+		MeterEvery: collector.DashboardMeterEvery, // as cmd/bondtop's dashboard
 	})
 	h.sample(0)
 	for range secs {

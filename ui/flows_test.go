@@ -212,8 +212,9 @@ func TestFlowRowsFollowTheirInputs(t *testing.T) {
 	}
 }
 
-// TestMeasuredFlowsSayTheirPace: below a second's pace the flows view
-// says it is read once a second (collector.DashboardMeterEvery).
+// TestMeasuredFlowsSayTheirPace: below a second's pace, where the
+// dashboard reads the meter once a second (collector.DashboardMeterEvery),
+// the flows view says so; at a second's pace it says nothing.
 func TestMeasuredFlowsSayTheirPace(t *testing.T) {
 	h, _ := demoHost(t, 40)
 	s := demoSim(t, h, 160, 48, false)
@@ -222,8 +223,29 @@ func TestMeasuredFlowsSayTheirPace(t *testing.T) {
 		t.Fatal("at 1 s the flows view says it is read each second")
 	}
 	h.sampler.SetInterval(100 * time.Millisecond)
-	h.sample(100 * time.Millisecond)
+	for range 15 {
+		h.sample(100 * time.Millisecond)
+	}
 	s.d.apply(h.snaps[len(h.snaps)-1:])
 	s.draw()
 	mustContain(t, s.text(), "(read each second)")
+}
+
+func TestMeterPaceHint(t *testing.T) {
+	for _, c := range []struct {
+		seconds float64
+		pace    time.Duration
+		want    string
+	}{
+		{0, 100 * time.Millisecond, ""},                        // first reading: no span yet
+		{0.1, 100 * time.Millisecond, ""},                      // read every tick
+		{1, time.Second, ""},                                   // read every tick at 1 s
+		{1.02, 100 * time.Millisecond, "  (read each second)"}, // the dashboard below 1 s
+		{2.1, 500 * time.Millisecond, "  (read every 2 s)"},    // a late read
+		{1.2, time.Second, ""},                                 // a tick that ran late
+	} {
+		if got := meterPaceHint(c.seconds, c.pace); got != c.want {
+			t.Errorf("meterPaceHint(%v, %v) = %q, want %q", c.seconds, c.pace, got, c.want)
+		}
+	}
 }

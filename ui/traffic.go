@@ -3,9 +3,11 @@ package ui
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"net/netip"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/collector/flowmeter"
@@ -135,10 +137,9 @@ func (d *dashboard) renderMeasured(b *collector.BondSample, width int) []line {
 		{{fmt.Sprintf("%s: %d flows, %s", b.Name, len(m.Flows), meterSource(m)), th.strong},
 			{fmt.Sprintf("  sort %s (s)  slave %s (← →)  %s (t)  Esc close", d.flows.measuredSort, filter, d.flows.dir), th.dim}},
 	}
-	if d.model.Interval < collector.DashboardMeterEvery {
-		// The rest of the screen moves ten times a second; say why this
-		// table does not.
-		out[0] = append(out[0], span{"  (read each second)", th.dim})
+	if hint := meterPaceHint(m.Seconds, d.model.Interval); hint != "" {
+		// The rest of the screen moves faster; say why this table does not.
+		out[0] = append(out[0], span{hint, th.dim})
 	}
 	text, ok := agreementText(m)
 	st := th.good
@@ -335,4 +336,18 @@ func meterStatus(b *collector.BondSample) string {
 		src = "1:" + strconv.Itoa(m.SampleRate)
 	}
 	return fmt.Sprintf("meter %s %d/%s", src, m.MapEntries, size)
+}
+
+// meterPaceHint says how often the flows are read when that is markedly
+// less often than the screen moves (the dashboard reads the meter once a
+// second below a second's pace): seconds is the span of the reading shown,
+// which the snapshot carries, so the view needs no rule of the Sampler's.
+func meterPaceHint(seconds float64, pace time.Duration) string {
+	if seconds <= 0 || pace <= 0 || seconds < 1.5*pace.Seconds() {
+		return ""
+	}
+	if every := math.Round(seconds); every > 1 {
+		return "  (read every " + strconv.Itoa(int(every)) + " s)"
+	}
+	return "  (read each second)"
 }

@@ -100,21 +100,54 @@ func TestChurn(t *testing.T) {
 
 	// No negative or absurd rate in any snapshot of the run.
 	const limit = 100e9 // bit/s: far above what a veth carries in the VM
-	check := func(where string, tr collector.Traffic) {
+	all := w.Snapshots()
+	// check names the interval and the totals on both sides of it, so a
+	// failure says whether the counters jumped or the interval shrank.
+	check := func(i int, where string, pick func(*collector.Snapshot) *collector.Traffic) {
+		tr := pick(all[i])
 		for _, r := range []*float64{tr.RxBps, tr.TxBps, tr.RxPps, tr.TxPps} {
 			if r != nil && (*r < 0 || *r > limit) {
-				t.Errorf("%s: rate %g", where, *r)
+				before := "none"
+				if i > 0 {
+					if p := pick(all[i-1]); p != nil {
+						before = totalsText(p.Totals)
+					}
+				}
+				t.Errorf("%s at %s: rate %g over %.4f s; totals before %s, after %s",
+					where, all[i].Time.Format("15:04:05.000"), *r, all[i].IntervalSeconds, before, totalsText(tr.Totals))
 			}
 		}
 	}
-	all := w.Snapshots()
-	for _, s := range all {
-		for _, b := range s.Bonds {
-			check(b.Name, b.Traffic)
+	for i, s := range all {
+		for bi, b := range s.Bonds {
+			bondOf := func(s *collector.Snapshot) *collector.BondSample { return s.Bond(b.Name) }
+			check(i, b.Name, func(s *collector.Snapshot) *collector.Traffic {
+				if s == all[i] {
+					return &all[i].Bonds[bi].Traffic
+				}
+				if pb := bondOf(s); pb != nil {
+					return &pb.Traffic
+				}
+				return nil
+			})
 			for _, sl := range b.Slaves {
-				check(b.Name+"/"+sl.Name, sl.Traffic)
+				check(i, b.Name+"/"+sl.Name, func(s *collector.Snapshot) *collector.Traffic {
+					if pb := bondOf(s); pb != nil {
+						for j := range pb.Slaves {
+							if pb.Slaves[j].Name == sl.Name {
+								return &pb.Slaves[j].Traffic
+							}
+						}
+					}
+					return nil
+				})
 			}
 		}
 	}
 	t.Logf("%d snapshots; bondtop events:%s", len(all), FormatEvents(w.Events()))
+}
+
+// totalsText is the byte and packet totals, for a failure message.
+func totalsText(t collector.Totals) string {
+	return fmt.Sprintf("rx %s B %s p, tx %s B %s p", Show(t.RxBytes), Show(t.RxPackets), Show(t.TxBytes), Show(t.TxPackets))
 }
