@@ -37,6 +37,26 @@ func (c Counter) String() string {
 type Counters struct {
 	values  [NumCounters]uint64
 	present uint16
+	// link names the instance of the interface the counters were read
+	// from (its ifindex; zero when the source cannot tell). A link
+	// deleted and created again under its name counts afresh, and a new
+	// bond's counters may even start above the old one's (it folds in
+	// what its slaves move from the instant it enslaves them), so
+	// counters of two instances are never compared: Follows.
+	link uint64
+}
+
+// SetLink records the instance of the interface the counters were read
+// from: its ifindex, or any other number the source keeps for as long as
+// the interface exists and never gives another one. Zero means unknown.
+func (cs *Counters) SetLink(id uint64) { cs.link = id }
+
+// Follows reports whether cs may be compared with prev, read earlier
+// under the same name: both come from the same instance of the
+// interface, as far as the sources could tell (an unknown instance
+// follows any).
+func (cs Counters) Follows(prev Counters) bool {
+	return cs.link == 0 || prev.link == 0 || cs.link == prev.link
 }
 
 // Set records the value of c.

@@ -278,7 +278,7 @@ func FromNetlinkBond(link *netlink.Bond, attrs *BondAttrs, slaveName func(ifinde
 		MTU:             new(a.MTU),
 		OperState:       OperState(a.OperState),
 		MIIStatus:       bondCarrier(a.RawFlags),
-		Counters:        NetlinkCounters(a.Statistics),
+		Counters:        NetlinkCounters(a),
 	}
 	// Keep sysfs.go's meaning: the policy in force, nil where none is.
 	if b.Mode != nil && ModeHashes(*b.Mode, b.TLBDynamicLB) {
@@ -452,7 +452,7 @@ func FromNetlinkSlave(link netlink.Link, attrs *SlaveAttrs) Slave {
 		Name:      a.Name,
 		MTU:       new(a.MTU),
 		OperState: OperState(a.OperState),
-		Counters:  NetlinkCounters(a.Statistics),
+		Counters:  NetlinkCounters(a),
 	}
 	bs, ok := a.Slave.(*netlink.BondSlave)
 	if !ok || bs == nil {
@@ -500,10 +500,14 @@ func FromNetlinkSlave(link netlink.Link, attrs *SlaveAttrs) Slave {
 
 // NetlinkCounters maps IFLA_STATS64 (or IFLA_STATS on kernels without it)
 // to our counters. nil statistics give empty Counters.
-func NetlinkCounters(st *netlink.LinkStatistics) Counters {
+func NetlinkCounters(a *netlink.LinkAttrs) Counters {
 	var cs Counters
+	st := a.Statistics
 	if st == nil {
 		return cs
+	}
+	if a.Index > 0 {
+		cs.SetLink(uint64(a.Index))
 	}
 	cs.Set(RxBytes, st.RxBytes)
 	cs.Set(TxBytes, st.TxBytes)

@@ -445,14 +445,19 @@ func TestFromNetlinkSlaveValues(t *testing.T) {
 func TestNetlinkCounters(t *testing.T) {
 	st := &netlink.LinkStatistics{RxBytes: 1, TxBytes: 2, RxPackets: 3, TxPackets: 4, RxErrors: 5, TxErrors: 6,
 		RxDropped: 7, TxDropped: 8, RxOverErrors: 9, RxFifoErrors: 10, Multicast: 99}
-	cs := NetlinkCounters(st)
+	cs := NetlinkCounters(&netlink.LinkAttrs{Index: 7, Statistics: st})
 	for c := Counter(0); c < NumCounters; c++ {
 		if v, ok := cs.Get(c); !ok || v != uint64(c)+1 {
 			t.Errorf("%v = %d, %v", c, v, ok)
 		}
 	}
-	if !NetlinkCounters(nil).Empty() {
+	if !NetlinkCounters(&netlink.LinkAttrs{Index: 7}).Empty() {
 		t.Error("nil statistics gave counters")
+	}
+	again := NetlinkCounters(&netlink.LinkAttrs{Index: 7, Statistics: st})
+	other := NetlinkCounters(&netlink.LinkAttrs{Index: 8, Statistics: st})
+	if !again.Follows(cs) || other.Follows(cs) || !(Counters{}).Follows(other) {
+		t.Error("Follows: want the same ifindex to follow, another not, an unknown one to follow any")
 	}
 }
 

@@ -415,7 +415,7 @@ func (db *dumpedBond) bond(attrs *bonding.BondAttrs, mine []dumpedSlave) bonding
 		}
 	}
 	out := m.bond
-	out.Counters = bonding.NetlinkCounters(db.link.Attrs().Statistics)
+	out.Counters = bonding.NetlinkCounters(db.link.Attrs())
 	if out.LACP != nil {
 		l := *out.LACP
 		out.LACP = &l
@@ -436,7 +436,7 @@ func (sl *dumpedSlave) slave(sa *bonding.SlaveAttrs) bonding.Slave {
 		m.slave, m.slaveOK = bonding.FromNetlinkSlave(sl.link, sa), true
 	}
 	out := m.slave
-	out.Counters = bonding.NetlinkCounters(sl.link.Attrs().Statistics)
+	out.Counters = bonding.NetlinkCounters(sl.link.Attrs())
 	if out.Actor != nil || out.Partner != nil {
 		ports := new(struct {
 			actor   bonding.ActorPort

@@ -107,14 +107,16 @@ func wentBack(prev, cur bonding.Counters) bool {
 }
 
 // traffic computes an interface's Traffic from two readings seconds apart.
-// hasPrev is false for the first reading of an interface.
+// hasPrev is false for the first reading of an interface; a reading of
+// another instance of it (deleted and created again between the two)
+// counts as a first one.
 //
 // It takes its values from the next room of nums, which fillShares may
 // add to later.
 func traffic(nums *numbers, prev bonding.Counters, hasPrev bool, cur bonding.Counters, seconds float64) Traffic {
 	nums.next()
 	t := Traffic{Totals: totals(nums, cur)}
-	if !hasPrev || seconds <= 0 || wentBack(prev, cur) {
+	if !hasPrev || seconds <= 0 || !cur.Follows(prev) || wentBack(prev, cur) {
 		return t
 	}
 	delta := func(c bonding.Counter) (uint64, bool) {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bondtop/bondtop/bonding"
 )
 
 // fakeClock advances by hand so rates are exact.
@@ -454,4 +456,38 @@ func TestRunPrimedWaitsThenFollowsChanges(t *testing.T) {
 		t.Fatalf("want a link_failure read after %v, got %+v", changed, snap.Events)
 	}
 	t.Logf("unannounced change read %v after it happened", snap.Events[0].Time.Sub(changed))
+}
+
+// TestSamplerNoRateAcrossARecreatedLink: a bond deleted and created again
+// between two ticks is another link under the same name. The kernel's
+// new bond may count from above the old one's totals (it folds in what
+// its slaves move), which the went-back check cannot see: its first
+// tick has no rate, the next one does.
+func TestSamplerNoRateAcrossARecreatedLink(t *testing.T) {
+	counters := func(link, bytes uint64) bonding.Counters {
+		var cs bonding.Counters
+		cs.SetLink(link)
+		cs.Set(bonding.RxBytes, bytes)
+		cs.Set(bonding.TxBytes, bytes)
+		return cs
+	}
+	src := &bondSource{bond: xorBond("eth0")}
+	src.bond.Counters = counters(7, 1_000)
+	src.bond.Slaves[0].Counters = counters(3, 5_000)
+	clk := &fakeClock{now: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)}
+	s := NewSampler(src, Options{Interval: time.Second, Clock: clk.Now})
+	mustSample(t, s)
+
+	src.bond.Counters = counters(9, 2_000_000_000) // bond0 again, ifindex 9
+	src.bond.Slaves[0].Counters = counters(3, 6_000)
+	clk.Advance(100 * time.Millisecond)
+	b := mustSample(t, s).Bond("bond0")
+	if b.RxBps != nil || b.TxBps != nil {
+		t.Fatalf("a rate across two links: rx %v tx %v bit/s", *b.RxBps, *b.TxBps)
+	}
+	approx(t, "the slave, the same link throughout", b.Slaves[0].RxBps, 80_000)
+
+	src.bond.Counters = counters(9, 2_000_001_000)
+	clk.Advance(100 * time.Millisecond)
+	approx(t, "the new bond's second tick", mustSample(t, s).Bond("bond0").RxBps, 80_000)
 }
