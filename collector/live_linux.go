@@ -258,6 +258,7 @@ func (s *LiveSource) readKernel() (Reading, error) {
 	if err := s.dumpLinks(&r, isBondLink); err != nil {
 		return Reading{}, err
 	}
+	r.CountersAt = s.now() // the dump holds every link's counters
 	if err := s.build(&r, gen); err != nil {
 		return Reading{}, err
 	}

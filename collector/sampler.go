@@ -75,6 +75,9 @@ type Sampler struct {
 	opts   Options
 	hist   *History
 	prevAt time.Time
+	// prevCountersAt is the Reading.CountersAt of prev (zero when its
+	// source did not say).
+	prevCountersAt time.Time
 	// prev is the reading of the last snapshot, by bond name: the base of
 	// its rates. last is the latest reading of any kind, the base of
 	// events; it runs ahead of prev when Intervals reads a link change
@@ -254,6 +257,9 @@ func (s *Sampler) sampleReading(r Reading) (*Snapshot, error) {
 	seconds := 0.0
 	if s.started {
 		seconds = now.Sub(s.prevAt).Seconds()
+		if !r.CountersAt.IsZero() && !s.prevCountersAt.IsZero() {
+			seconds = r.CountersAt.Sub(s.prevCountersAt).Seconds()
+		}
 	}
 	snap.IntervalSeconds = seconds
 	if s.pace.judge {
@@ -268,7 +274,7 @@ func (s *Sampler) sampleReading(r Reading) (*Snapshot, error) {
 			snap.Missing = append(snap.Missing, name)
 		}
 	}
-	s.prev, s.last, s.prevAt, s.started = r.Bonds, r.Bonds, now, true
+	s.prev, s.last, s.prevAt, s.prevCountersAt, s.started = r.Bonds, r.Bonds, now, r.CountersAt, true
 	if s.neighbors != nil {
 		s.neighbors.attach(snap)
 	}

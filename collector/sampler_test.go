@@ -491,3 +491,31 @@ func TestSamplerNoRateAcrossARecreatedLink(t *testing.T) {
 	clk.Advance(100 * time.Millisecond)
 	approx(t, "the new bond's second tick", mustSample(t, s).Bond("bond0").RxBps, 80_000)
 }
+
+// TestSamplerRatesRunBetweenCounterReads: a read that waited after taking
+// the counters (the live host's files wait on the kernel's lock while it
+// enslaves), then a quick one a notification brought: the snapshots are
+// 1.6 ms apart, the counters 101.6 ms. The rate divides by the latter.
+func TestSamplerRatesRunBetweenCounterReads(t *testing.T) {
+	src := &bondSource{bond: xorBond("eth0")}
+	set := func(bytes uint64) {
+		src.bond.Counters.Set(bonding.TxBytes, bytes)
+		src.bond.Slaves[0].Counters.Set(bonding.TxBytes, bytes)
+	}
+	t0 := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	clk := &fakeClock{now: t0.Add(100 * time.Millisecond)} // the slow read returns
+	src.countersAt = t0
+	set(1_000_000)
+	s := NewSampler(src, Options{Interval: time.Second, Clock: clk.Now})
+	mustSample(t, s)
+
+	src.countersAt = t0.Add(101600 * time.Microsecond)
+	set(1_000_000 + 1_270_000) // 100 Mbit/s for 101.6 ms
+	clk.now = src.countersAt
+	snap := mustSample(t, s)
+	approx(t, "bond tx", snap.Bond("bond0").TxBps, 100e6)
+	approx(t, "eth0 tx", snap.Bond("bond0").Slaves[0].TxBps, 100e6)
+	if math.Abs(snap.IntervalSeconds-0.1016) > 1e-9 {
+		t.Errorf("interval %v s, want the counters' 0.1016", snap.IntervalSeconds)
+	}
+}

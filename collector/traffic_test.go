@@ -47,13 +47,17 @@ func (m *fakeMeter) Ifindex(name string) (int, error) {
 	return 10 + int(name[3]-'0'), nil
 }
 
-// bondSource is a Source with one bond the test edits.
-type bondSource struct{ bond bonding.Bond }
+// bondSource is a Source with one bond the test edits, and the time its
+// counters were read, when the test sets one.
+type bondSource struct {
+	bond       bonding.Bond
+	countersAt time.Time
+}
 
 func (s *bondSource) Read() (Reading, error) {
 	b := s.bond
 	b.Slaves = append([]bonding.Slave(nil), s.bond.Slaves...)
-	return Reading{Bonds: []bonding.Bond{b}}, nil
+	return Reading{Bonds: []bonding.Bond{b}, CountersAt: s.countersAt}, nil
 }
 func (s *bondSource) Close() error { return nil }
 
