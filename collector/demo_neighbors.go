@@ -78,35 +78,44 @@ func (d *DemoSource) LACPDUAge(string) (time.Duration, bool) { return 0, false }
 // HeardLACPDU implements NeighborReader: the demo decodes no frames.
 func (d *DemoSource) HeardLACPDU(string) *neighbors.LACPDU { return nil }
 
-// PortCounters implements PortCounterReader: the LACP partner sends every
-// second (lacp_rate fast) except while the script has it lost; each link
-// loss of the script is a carrier down.
-func (d *DemoSource) PortCounters(slaves []string) map[string]PortCounters {
+// CarrierCounts implements PortCounterReader: each link loss of the
+// script is a carrier down.
+func (d *DemoSource) CarrierCounts(slaves []string, into map[string]*bonding.CarrierCounts) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	out := map[string]PortCounters{}
 	for _, sb := range d.bonds {
 		for _, name := range sb.slaves {
-			pc := PortCounters{Carrier: &bonding.CarrierCounts{Up: uint64(1 + sb.failures[name]), Down: uint64(sb.failures[name])}}
+			c := &bonding.CarrierCounts{Up: uint64(1 + sb.failures[name]), Down: uint64(sb.failures[name])}
 			if sb.linkDown[name] {
-				pc.Carrier.Up--
+				c.Up--
 			}
-			if sb.mode == bonding.Mode8023AD {
-				since := d.sinceWeek()
-				tx := uint64(since / time.Second)
-				rx := tx
-				switch name {
-				case "ens1f1":
-					rx = demoHeardSeconds(since, 90*time.Second, 105*time.Second)
-				case "ens2f1":
-					rx = demoHeardSeconds(since, 120*time.Second, demoScriptPeriod)
-				}
-				pc.LACPDU = &bonding.LACPDUCounters{Rx: rx, Tx: tx}
-			}
-			out[name] = pc
+			into[name] = c
 		}
 	}
-	return out
+}
+
+// LACPDUCounters implements PortCounterReader: the LACP partner sends
+// every second (lacp_rate fast) except while the script has it lost.
+func (d *DemoSource) LACPDUCounters(slaves []string, into map[string]bonding.LACPDUCounters) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, sb := range d.bonds {
+		if sb.mode != bonding.Mode8023AD {
+			continue
+		}
+		for _, name := range sb.slaves {
+			since := d.sinceWeek()
+			tx := uint64(since / time.Second)
+			rx := tx
+			switch name {
+			case "ens1f1":
+				rx = demoHeardSeconds(since, 90*time.Second, 105*time.Second)
+			case "ens2f1":
+				rx = demoHeardSeconds(since, 120*time.Second, demoScriptPeriod)
+			}
+			into[name] = bonding.LACPDUCounters{Rx: rx, Tx: tx}
+		}
+	}
 }
 
 // demoHeardSeconds counts the seconds of t (since the week began, when

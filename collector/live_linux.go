@@ -92,7 +92,8 @@ type LiveSource struct {
 	slavesBuf []dumpedSlave
 	mineBuf   []dumpedSlave
 	idxBuf    []int
-	// statsWanted is PortCounters' scratch: the slaves it reads; and
+	noAggBuf  []string
+	// statsWanted is LACPDUCounters' scratch: the slaves it reads; and
 	// noStatsDump is set once the kernel refused a statistics dump.
 	statsWanted []statsWant
 	noStatsDump bool
@@ -123,6 +124,10 @@ type liveBond struct {
 	// generations count the reads that changed proc and sysfs.
 	procTrusted, sysfsTrusted trustedCopy
 	procGen, sysfsGen         uint64
+	// speedsGen counts the ethtool reads that made speeds; merged is the
+	// bond built last, and what from.
+	speedsGen uint64
+	merged    mergedBond
 }
 
 // ethSpeed is one slave's ethtool link mode, with the link state it was
@@ -392,10 +397,10 @@ func deserializeLink(msg []byte) (link netlink.Link, err error) {
 	return netlink.LinkDeserialize(nil, msg)
 }
 
-// bond is bonding.FromNetlinkBond of the dumped link, built once per memo
-// and set of slaves: an unchanged bond comes back with the new counters.
-// Its LACP is a copy: merging procfs and sysfs fills in its other fields.
-func (db *dumpedBond) bond(attrs *bonding.BondAttrs, mine []dumpedSlave) bonding.Bond {
+// built is bonding.FromNetlinkBond of the dumped link, built once per
+// memo and set of slaves (the memo's bondBuilt counts the builds): the
+// memo's own bond, which is only read. Without a memo, a new one.
+func (db *dumpedBond) built(attrs *bonding.BondAttrs, mine []dumpedSlave) *bonding.Bond {
 	slaveName := func(idx int) string {
 		for _, sl := range mine {
 			if a := sl.link.Attrs(); a.Index == idx {
@@ -406,16 +411,25 @@ func (db *dumpedBond) bond(attrs *bonding.BondAttrs, mine []dumpedSlave) bonding
 	}
 	m := db.memo
 	if m == nil {
-		return bonding.FromNetlinkBond(db.link, attrs, slaveName)
+		b := bonding.FromNetlinkBond(db.link, attrs, slaveName)
+		return &b
 	}
 	if !m.bondOK || !sameSlaves(m.bondSlaves, mine) {
 		m.bond, m.bondOK = bonding.FromNetlinkBond(db.link, attrs, slaveName), true
+		m.bondBuilt++
 		m.bondSlaves = m.bondSlaves[:0]
 		for _, sl := range mine {
 			m.bondSlaves = append(m.bondSlaves, slaveRef{sl.link.Attrs().Index, sl.link.Attrs().Name})
 		}
 	}
-	out := m.bond
+	return &m.bond
+}
+
+// bond is built's bond with the new counters: an unchanged bond comes
+// back without decoding. Its LACP is a copy: merging procfs and sysfs
+// fills in its other fields.
+func (db *dumpedBond) bond(attrs *bonding.BondAttrs, mine []dumpedSlave) bonding.Bond {
+	out := *db.built(attrs, mine)
 	out.Counters = bonding.NetlinkCounters(db.link.Attrs())
 	if out.LACP != nil {
 		l := *out.LACP
@@ -469,22 +483,17 @@ func (s *LiveSource) readBond(r *Reading, db *dumpedBond, all []dumpedSlave, gen
 	if db.attrsOK {
 		attrs = &db.attrs
 	}
-	b := db.bond(attrs, mine)
-	b.Slaves = make([]bonding.Slave, 0, len(mine))
+	is8023AD := db.built(attrs, mine).Is8023AD()
 	// noAggregator names the 802.3ad slaves that netlink says have no
 	// aggregator (it would have sent the id): what a file cached earlier
 	// said about their aggregator and ports no longer holds.
-	var noAggregator []string
+	noAggregator := s.noAggBuf[:0]
 	for _, sl := range mine {
-		var sa *bonding.SlaveAttrs
-		if sl.attrsOK {
-			sa = &sl.attrs
-			if b.Is8023AD() && sa.AuthoritativeAggregator() && !sa.Has(unix.IFLA_BOND_SLAVE_AD_AGGREGATOR_ID) {
-				noAggregator = append(noAggregator, sl.link.Attrs().Name)
-			}
+		if sa := &sl.attrs; sl.attrsOK && is8023AD && sa.AuthoritativeAggregator() && !sa.Has(unix.IFLA_BOND_SLAVE_AD_AGGREGATOR_ID) {
+			noAggregator = append(noAggregator, sl.link.Attrs().Name)
 		}
-		b.Slaves = append(b.Slaves, sl.slave(sa))
 	}
+	s.noAggBuf = noAggregator
 
 	c := s.cache[name]
 	if c == nil || c.index != link.Index {
@@ -504,9 +513,9 @@ func (s *LiveSource) readBond(r *Reading, db *dumpedBond, all []dumpedSlave, gen
 	// lacks options.
 	notified := c.gen != gen
 	timer := c.readAt.IsZero() || now.Sub(c.readAt) >= s.refresh
-	moved := !sameSlaveSet(b.Slaves, c.order(false)) && (notified || now.Sub(c.checkedAt) >= liveOrderRecheck)
+	moved := !sameDumpedSet(mine, c.order(false)) && (notified || now.Sub(c.checkedAt) >= liveOrderRecheck)
 	// Partner details and churn change without a notification.
-	lacp := b.Is8023AD() || c.sysfs.Bond.Is8023AD()
+	lacp := is8023AD || c.sysfs.Bond.Is8023AD()
 	procFresh := true
 	switch {
 	case timer || moved || notified && (attrs == nil || !attrs.CarriesOptions()):
@@ -525,20 +534,10 @@ func (s *LiveSource) readBond(r *Reading, db *dumpedBond, all []dumpedSlave, gen
 		procFresh = false
 	}
 
-	for i := range b.Slaves {
-		sl := &b.Slaves[i]
-		for _, sp := range c.speeds {
-			if sp.name == sl.Name {
-				sl.SpeedMbps, sl.Duplex = sp.speed, sp.duplex
-			}
-		}
+	b, reused := c.merged.again(db, mine, c, procFresh)
+	if !reused {
+		b = s.merge(c, db, attrs, mine, procFresh, noAggregator)
 	}
-	orderSlaves(b.Slaves, c.order(procFresh))
-
-	if c.proc != nil {
-		bonding.Merge(&b, c.procTrusted.of(&b, c.proc, c.procGen, attrs, noAggregator))
-	}
-	bonding.Merge(&b, c.sysfsTrusted.of(&b, &c.sysfs.Bond, c.sysfsGen, attrs, noAggregator))
 
 	r.Warnings = append(r.Warnings, c.sysfs.Warnings...)
 	if c.procWarn != "" {
@@ -554,6 +553,37 @@ func (s *LiveSource) readBond(r *Reading, db *dumpedBond, all []dumpedSlave, gen
 		// container's CAP_NET_ADMIN does not count.
 		r.Unprivileged = true
 	}
+	return b
+}
+
+// merge builds the bond from the dump's link (netlink), and fills in
+// what it lacks from procfs, then sysfs; the bond is kept as c.merged,
+// for the next ticks whose inputs are the same.
+func (s *LiveSource) merge(c *liveBond, db *dumpedBond, attrs *bonding.BondAttrs, mine []dumpedSlave, procFresh bool, noAggregator []string) bonding.Bond {
+	b := db.bond(attrs, mine)
+	b.Slaves = make([]bonding.Slave, 0, len(mine))
+	for _, sl := range mine {
+		var sa *bonding.SlaveAttrs
+		if sl.attrsOK {
+			sa = &sl.attrs
+		}
+		b.Slaves = append(b.Slaves, sl.slave(sa))
+	}
+	for i := range b.Slaves {
+		sl := &b.Slaves[i]
+		for _, sp := range c.speeds {
+			if sp.name == sl.Name {
+				sl.SpeedMbps, sl.Duplex = sp.speed, sp.duplex
+			}
+		}
+	}
+	orderSlaves(b.Slaves, c.order(procFresh))
+
+	if c.proc != nil {
+		bonding.Merge(&b, c.procTrusted.of(&b, c.proc, c.procGen, attrs, noAggregator))
+	}
+	bonding.Merge(&b, c.sysfsTrusted.of(&b, &c.sysfs.Bond, c.sysfsGen, attrs, noAggregator))
+	c.merged.keep(b, db, mine, c, procFresh)
 	return b
 }
 
@@ -610,6 +640,7 @@ func (s *LiveSource) readEthtool(c *liveBond, slaves []dumpedSlave, all bool) {
 		fresh = append(fresh, e)
 	}
 	c.speeds = fresh
+	c.speedsGen++
 }
 
 // linkKey is what of a link's state may change its speed and duplex.
@@ -665,25 +696,91 @@ func (c *liveBond) order(procFresh bool) []bonding.Slave {
 	return nil
 }
 
-// sameSlaveSet reports whether the dump's slaves and a cached list name
+// sameDumpedSet reports whether the dump's slaves and a cached list name
 // the same interfaces.
-func sameSlaveSet(got []bonding.Slave, cached []bonding.Slave) bool {
+func sameDumpedSet(got []dumpedSlave, cached []bonding.Slave) bool {
 	if len(got) != len(cached) {
 		return false
 	}
 	for i := range got {
-		found := false
-		for j := range cached {
-			if cached[j].Name == got[i].Name {
-				found = true
-				break
-			}
-		}
-		if !found {
+		name := got[i].link.Attrs().Name
+		if !slices.ContainsFunc(cached, func(c bonding.Slave) bool { return c.Name == name }) {
 			return false
 		}
 	}
 	return true
+}
+
+// mergedBond is the bond merge built last for one cached bond, with what
+// it was built from. A tick whose every input is the same (the same link
+// memos, built as before; the same procfs and sysfs generations and
+// ethtool read; procfs read or not, which decides the slaves' order)
+// would build the same bond but for the counters: it gets this one again
+// with the dump's counters, and the bond's and slaves' pointees are
+// shared with the readings (and snapshots) before, which is safe as
+// nothing writes into a bond once built (Merge writes only into the one
+// merge is building). A tick saves copying them, and merging.
+type mergedBond struct {
+	ok         bool
+	bond       bonding.Bond
+	bondMemo   *linkMemo
+	bondBuilt  uint64
+	slaveMemos []*linkMemo // the dump's slaves' memos, in the dump's order
+	// links are the link attributes of bond.Slaves, in their order: the
+	// memos' own, whose counters each dump updates in place.
+	links                        []*netlink.LinkAttrs
+	procGen, sysfsGen, speedsGen uint64
+	procFresh                    bool
+}
+
+// keep remembers b as the bond built from db and mine.
+func (mb *mergedBond) keep(b bonding.Bond, db *dumpedBond, mine []dumpedSlave, c *liveBond, procFresh bool) {
+	mb.ok = db.memo != nil && !b.Counters.Empty()
+	mb.links = mb.links[:0]
+	for i := range b.Slaves {
+		if !mb.ok {
+			break
+		}
+		j := slices.IndexFunc(mine, func(sl dumpedSlave) bool { return sl.link.Attrs().Name == b.Slaves[i].Name })
+		// A slave of the files only, or without counters of its own in
+		// the dump (then Merge took the files'), is merged every tick.
+		if j < 0 || mine[j].memo == nil || mine[j].link.Attrs().Statistics == nil || b.Slaves[i].Counters.Empty() {
+			mb.ok = false
+			break
+		}
+		mb.links = append(mb.links, mine[j].link.Attrs())
+	}
+	if !mb.ok || db.link.Attrs().Statistics == nil {
+		mb.ok = false
+		return
+	}
+	mb.bond, mb.bondMemo, mb.bondBuilt = b, db.memo, db.memo.bondBuilt
+	mb.slaveMemos = mb.slaveMemos[:0]
+	for _, sl := range mine {
+		mb.slaveMemos = append(mb.slaveMemos, sl.memo)
+	}
+	mb.procGen, mb.sysfsGen, mb.speedsGen, mb.procFresh = c.procGen, c.sysfsGen, c.speedsGen, procFresh
+}
+
+// again returns the kept bond with the dump's counters when db and mine
+// are what it was built from, and c's files and ethtool reads too.
+func (mb *mergedBond) again(db *dumpedBond, mine []dumpedSlave, c *liveBond, procFresh bool) (bonding.Bond, bool) {
+	if !mb.ok || db.memo != mb.bondMemo || db.memo.bondBuilt != mb.bondBuilt || len(mine) != len(mb.slaveMemos) ||
+		c.procGen != mb.procGen || c.sysfsGen != mb.sysfsGen || c.speedsGen != mb.speedsGen || procFresh != mb.procFresh {
+		return bonding.Bond{}, false
+	}
+	for i := range mine {
+		if mine[i].memo != mb.slaveMemos[i] {
+			return bonding.Bond{}, false
+		}
+	}
+	b := mb.bond
+	b.Counters = bonding.NetlinkCounters(db.link.Attrs())
+	b.Slaves = slices.Clone(mb.bond.Slaves)
+	for i := range b.Slaves {
+		b.Slaves[i].Counters = bonding.NetlinkCounters(mb.links[i])
+	}
+	return b, true
 }
 
 // orderSlaves sorts the dump's slaves (ifindex order) into the kernel's

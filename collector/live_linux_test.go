@@ -859,3 +859,49 @@ func TestLiveBuildTrustedCopy(t *testing.T) {
 		t.Fatalf("e1 enslaved again: partner from procfs %s", mustJSON(e1))
 	}
 }
+
+// TestLiveBuildMergedAgain: a tick whose link messages differ only in
+// their counters, with the same files, gets the bond merged last time
+// with the new counters (the same pointees, no merge); a reading handed
+// out stays as it was through later ticks, also those that change
+// procfs or a slave, and those ticks build anew.
+func TestLiveBuildMergedAgain(t *testing.T) {
+	now := time.Unix(1000, 0)
+	tree := lacpTree(t, "8023ad-6.8-healthy-root.txt")
+	s := fakeLive(tree, &now)
+	build := func(tx uint64, agg uint16) *bonding.Bond {
+		t.Helper()
+		r := buildOnce(t, s, lacpBondMsg(true, 0), lacpSlaveMsg(3, "e2", 1, 5000), lacpSlaveMsg(4, "e1", agg, tx))
+		return r.Bond("bond0")
+	}
+	first := build(7000, 1)
+	firstJSON := mustJSON(first)
+	second := build(7100, 1)
+	if second.LACP != first.LACP || second.Slave("e1").Partner != first.Slave("e1").Partner {
+		t.Error("a tick that changed only counters merged the bond anew")
+	}
+	if v, _ := second.Slave("e1").Counters.Get(bonding.TxBytes); v != 7100 {
+		t.Errorf("e1 tx_bytes %d, want the new 7100", v)
+	}
+	if &second.Slaves[0] == &first.Slaves[0] {
+		t.Error("two readings share their slaves' array")
+	}
+	secondJSON := mustJSON(second)
+
+	proc := tree["proc/net/bonding/bond0"].Data
+	tree["proc/net/bonding/bond0"] = proc_([]byte(strings.ReplaceAll(string(proc), "02:fc:ce:91:32:14", "02:fc:ce:91:32:99")))
+	third := build(7200, 1)
+	if p := third.Slave("e1").Partner; p == first.Slave("e1").Partner || p.SystemMAC == nil || *p.SystemMAC != "02:fc:ce:91:32:99" {
+		t.Errorf("after procfs changed: e1's partner %s, want a new one from procfs", mustJSON(p))
+	}
+	fourth := build(7300, 2)
+	if a := fourth.Slave("e1").AggregatorID; a == nil || *a != 2 {
+		t.Errorf("after e1's message changed: aggregator %v, want netlink's new 2", a)
+	}
+	if got := mustJSON(first); got != firstJSON {
+		t.Errorf("a reading changed after later ticks:\nbefore %s\nafter  %s", firstJSON, got)
+	}
+	if got := mustJSON(second); got != secondJSON {
+		t.Errorf("a reading changed after later ticks:\nbefore %s\nafter  %s", secondJSON, got)
+	}
+}

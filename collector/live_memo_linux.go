@@ -35,8 +35,15 @@ type linkMemo struct {
 	// active slave and primary through them.
 	bond       bonding.Bond
 	bondOK     bool
+	bondBuilt  uint64 // counts the builds of bond
 	bondSlaves []slaveRef
 	seen       uint64 // the decode that last used it
+	// carrier is the link's carrier counts (carrierOK once decoded, nil
+	// when the message has none), handed to every snapshot while the
+	// message stays: the counts are not counters to sameButCounters, so
+	// a change of them makes a new memo.
+	carrier   *bonding.CarrierCounts
+	carrierOK bool
 }
 
 // slaveRef is a slave's ifindex and name.

@@ -44,18 +44,39 @@ func firmwareLLDPAgent(flags map[string]bool) (agent, known bool) {
 	return false, false
 }
 
-// PortCounterReader gives each slave's LACPDU counters and carrier
-// transitions (the live source).
+// PortCounterReader gives each slave's carrier transitions and LACPDU
+// counters (the live source, the demo). The two come apart because their
+// costs do: the carrier counts come with the link dump every tick reads
+// anyway, the LACPDU counters need a kernel request of their own, which
+// the Sampler makes at most once a second (lacpduEvery).
 type PortCounterReader interface {
-	PortCounters(slaves []string) map[string]PortCounters
+	// CarrierCounts sets into[slave], for each of slaves the source's
+	// last reading has, to its carrier transitions, nil where the kernel
+	// gave none. No kernel request. The counts are never written again:
+	// snapshots share them from one tick to the next.
+	CarrierCounts(slaves []string, into map[string]*bonding.CarrierCounts)
+	// LACPDUCounters asks the kernel for the LACPDU counters of slaves
+	// and sets into[slave] for each it has them for (slaves of 802.3ad
+	// bonds, Linux 4.19+).
+	LACPDUCounters(slaves []string, into map[string]bonding.LACPDUCounters)
 }
 
-// PortCounters are one slave's kernel counters of the LACP conversation and
-// the physical link; nil where the kernel gave none.
-type PortCounters struct {
-	LACPDU  *bonding.LACPDUCounters
-	Carrier *bonding.CarrierCounts
-}
+// lacpduEvery is how often the Sampler asks for the LACPDU counters at a
+// pace faster than it (at a second or slower, every tick). Asking more
+// often costs the kernel a request a tick and tells nothing more: a
+// partner sends a LACPDU a second (lacp_rate fast; every 30 s slow, and
+// a few more only when its state changes), so a faster read could only
+// repeat the last answer or see the same rise a fraction of a second
+// sooner. Nothing makes rates of them. What is told from them keeps to
+// the time they were read (lacpduSample): the "no LACPDU" finding (more
+// than 3 s at fast, 90 s at slow) judges the silence the last read saw,
+// which is never more than there was, at most a second late; the
+// diagnosis' count of illegal and unknown LACPDUs compares two reads; the
+// switch-side panel, the JSON and the metrics show counters at most a
+// second old, which never go back. The packet socket's age of the last
+// LACPDU, when it heard one, is exact and counts to every tick; the
+// carrier counts come with every tick's link dump.
+const lacpduEvery = time.Second
 
 // LACPDUSample is a slave's LACPDU and marker counters with the time since
 // the last LACPDU arrived.
@@ -94,16 +115,45 @@ type SwitchSide struct {
 // neighborTracker keeps the reader's watch list in step with the followed
 // bonds' slaves and copies each slave's neighbour and port counters into
 // the snapshot. Either reader may be nil.
+//
+// A slave's SwitchSide, and its LACPDUSample, are shared with the last
+// snapshot while nothing in them changed (they are never written once
+// handed out): a steady tick allocates none.
 type neighborTracker struct {
 	r        NeighborReader
 	counters PortCounterReader
 	firmware FirmwareLLDPReader
 	fwAgent  map[string]*bool // per watched slave, read when the list changes
 	watching []string
-	why      string  // why listening failed on the watched slaves, "" if it did not
-	whyPtr   *string // why, as the snapshots' bonds point to it (never modified)
-	lacpRx   map[string]*rxWatch
+	why      string   // why listening failed on the watched slaves, "" if it did not
+	whyPtr   *string  // why, as the snapshots' bonds point to it (never modified)
 	names    []string // scratch: the snapshot's slaves
+	// slaves is what is kept of each slave of the last snapshot, by name.
+	slaves map[string]*slaveSides
+	tick   uint64 // counts attach calls; slaveSides.seen holds the last one
+	// The LACPDU counters as last read, when (the snapshot's time), and
+	// for which slaves; carriers is the carrier counts' scratch.
+	lacpdus   map[string]bonding.LACPDUCounters
+	lacpduAt  time.Time
+	lacpduFor []string
+	carriers  map[string]*bonding.CarrierCounts
+}
+
+// slaveSides is what the tracker keeps of one slave between ticks.
+type slaveSides struct {
+	side *SwitchSide // the last one handed out, nil before the first
+	pdu  *lacpduRoom // the LACPDU sample it pointed to, nil when none
+	rx   *rxWatch    // nil while the slave has no LACPDU counters
+	seen uint64      // the tick that last saw the slave
+}
+
+// rxWatch follows one slave's LACPDU rx counter, from read to read.
+type rxWatch struct {
+	counters bonding.LACPDUCounters // as last read
+	readAt   time.Time              // when they were read
+	since    time.Time              // when rx last rose (the read that saw it), or when watching began
+	after    time.Time              // the read before since's: the rise came after it
+	moved    bool                   // rx rose while watched: since is a real arrival
 }
 
 // slaveNames lists the snapshot's slaves in t.names, which the next call
@@ -118,12 +168,18 @@ func (t *neighborTracker) slaveNames(snap *Snapshot) []string {
 	return t.names
 }
 
-// switchSides is one array for the SwitchSide of every slave of snap, so
-// that a tick allocates it once rather than once per slave; next hands
-// them out in turn.
+// switchSides hands out the room for the SwitchSides (and LACPDU
+// samples) a tick makes anew, from one array made on the first need: a
+// tick allocates at most once, and a steady one not at all.
 type switchSides struct {
-	sides []SwitchSide
-	pdus  []lacpduRoom
+	n     int // the snapshot's slaves
+	rooms []sideRoom
+}
+
+// sideRoom is a slave's SwitchSide and the LACPDU sample it may point to.
+type sideRoom struct {
+	side SwitchSide
+	pdu  lacpduRoom
 }
 
 // lacpduRoom is a slave's LACPDUSample and the age it may point to.
@@ -132,151 +188,220 @@ type lacpduRoom struct {
 	age    float64
 }
 
-func newSwitchSides(snap *Snapshot) *switchSides {
-	n := 0
-	for i := range snap.Bonds {
-		n += len(snap.Bonds[i].Slaves)
+func (ss *switchSides) take() *sideRoom {
+	if len(ss.rooms) == cap(ss.rooms) {
+		ss.rooms = make([]sideRoom, 0, max(ss.n-len(ss.rooms), 1))
 	}
-	return &switchSides{sides: make([]SwitchSide, 0, n)}
-}
-
-func (ss *switchSides) next() *SwitchSide {
-	if len(ss.sides) == cap(ss.sides) {
-		ss.sides = make([]SwitchSide, 0, 1)
-	}
-	ss.sides = append(ss.sides, SwitchSide{})
-	return &ss.sides[len(ss.sides)-1]
-}
-
-func (ss *switchSides) nextPDU(n int) *lacpduRoom {
-	if ss.pdus == nil {
-		ss.pdus = make([]lacpduRoom, 0, n)
-	}
-	if len(ss.pdus) == cap(ss.pdus) {
-		ss.pdus = make([]lacpduRoom, 0, 1)
-	}
-	ss.pdus = append(ss.pdus, lacpduRoom{})
-	return &ss.pdus[len(ss.pdus)-1]
-}
-
-// rxWatch follows one slave's LACPDU rx counter.
-type rxWatch struct {
-	rx       uint64
-	since    time.Time // when rx last changed, or when watching began
-	moved    bool      // rx rose while watched: since is a real arrival
-	lastSeen time.Time
+	ss.rooms = append(ss.rooms, sideRoom{})
+	return &ss.rooms[len(ss.rooms)-1]
 }
 
 func newNeighborTracker(r NeighborReader, c PortCounterReader) *neighborTracker {
-	return &neighborTracker{r: r, counters: c, lacpRx: make(map[string]*rxWatch)}
+	return &neighborTracker{r: r, counters: c, slaves: make(map[string]*slaveSides),
+		lacpdus: make(map[string]bonding.LACPDUCounters), carriers: make(map[string]*bonding.CarrierCounts)}
 }
 
-func (t *neighborTracker) attach(snap *Snapshot) {
-	if t.r == nil {
-		t.attachCounters(snap, nil)
-		return
-	}
+// attach gives each slave of snap its SwitchSide; interval is the pace in
+// force, which tells whether this tick reads the LACPDU counters.
+func (t *neighborTracker) attach(snap *Snapshot, interval time.Duration) {
+	t.tick++
 	names := t.slaveNames(snap)
-	slices.Sort(names)
-	// Only a changed slave list is retried: a missing capability does not
-	// appear between two ticks, and a failed open costs syscalls.
-	if t.watching == nil || !slices.Equal(names, t.watching) {
-		t.watching = append([]string{}, names...)
-		t.why, t.whyPtr = "", nil
-		t.fwAgent = map[string]*bool{}
-		if t.firmware != nil {
-			for _, n := range t.watching {
-				if agent, known := t.firmware.FirmwareLLDP(n); known {
-					t.fwAgent[n] = &agent
-				}
-			}
-		}
-		if err := t.r.Watch(t.watching); errors.Is(err, neighbors.ErrNoPermission) {
-			t.why = neighbors.ErrNoPermission.Error()
-		} else if err != nil {
-			t.why = err.Error()
-		}
-		if t.why != "" {
-			why := t.why
-			t.whyPtr = &why
+	if t.r != nil {
+		t.watch(names)
+	}
+	if t.counters != nil {
+		clear(t.carriers)
+		t.counters.CarrierCounts(names, t.carriers)
+		if t.lacpduDue(snap.Time, names, interval) {
+			t.readLACPDUs(snap.Time, names)
 		}
 	}
-	sides := newSwitchSides(snap)
+	sides := switchSides{n: len(names)}
 	for i := range snap.Bonds {
 		b := &snap.Bonds[i]
-		b.NeighborsWhy = t.whyPtr
+		if t.r != nil {
+			b.NeighborsWhy = t.whyPtr
+		}
 		for j := range b.Slaves {
 			sl := &b.Slaves[j]
-			sl.SwitchSide = sides.next()
-			*sl.SwitchSide = SwitchSide{Neighbor: t.r.Neighbor(sl.Name), FirmwareLLDPAgent: t.fwAgent[sl.Name]}
+			k := t.slaves[sl.Name]
+			if k == nil {
+				k = &slaveSides{}
+				t.slaves[sl.Name] = k
+			}
+			k.seen = t.tick
+			sl.SwitchSide = t.side(snap.Time, sl.Name, k, &sides)
 		}
 	}
-	t.attachCounters(snap, sides)
+	for name, k := range t.slaves {
+		if k.seen != t.tick {
+			delete(t.slaves, name)
+		}
+	}
 }
 
-// attachCounters adds the kernel's LACPDU and carrier counters, and the
-// time since the last LACPDU: the packet socket's when it heard one, else
-// from the rx counter's movement.
-//
-// sides holds the slaves' SwitchSides when attach made them; nil, it is
-// made here for those that get counters.
-func (t *neighborTracker) attachCounters(snap *Snapshot, sides *switchSides) {
-	if t.counters == nil {
-		return
+// watch follows the slaves names (in snapshot order) with the neighbour
+// reader. Only a changed slave list is retried: a missing capability does
+// not appear between two ticks, and a failed open costs syscalls.
+func (t *neighborTracker) watch(names []string) {
+	if t.watching != nil && len(names) == len(t.watching) {
+		same := true
+		for _, n := range names {
+			if _, found := slices.BinarySearch(t.watching, n); !found {
+				same = false
+				break
+			}
+		}
+		if same {
+			return
+		}
 	}
-	names := t.slaveNames(snap)
-	if sides == nil {
-		sides = newSwitchSides(snap)
+	t.watching = slices.Clone(names)
+	slices.Sort(t.watching)
+	t.why, t.whyPtr = "", nil
+	t.fwAgent = map[string]*bool{}
+	if t.firmware != nil {
+		for _, n := range t.watching {
+			if agent, known := t.firmware.FirmwareLLDP(n); known {
+				t.fwAgent[n] = &agent
+			}
+		}
 	}
-	pcs := t.counters.PortCounters(names)
-	now := snap.Time
-	for i := range snap.Bonds {
-		for j := range snap.Bonds[i].Slaves {
-			sl := &snap.Bonds[i].Slaves[j]
-			pc, ok := pcs[sl.Name]
-			if !ok {
-				continue
-			}
-			if sl.SwitchSide == nil {
-				sl.SwitchSide = sides.next()
-			}
-			sl.Carrier = pc.Carrier
-			if pc.LACPDU == nil {
-				delete(t.lacpRx, sl.Name)
-				continue
-			}
-			w := t.lacpRx[sl.Name]
-			switch {
-			case w == nil || pc.LACPDU.Rx < w.rx: // new, or counters reset
-				w = &rxWatch{rx: pc.LACPDU.Rx, since: now}
-				t.lacpRx[sl.Name] = w
-			case pc.LACPDU.Rx > w.rx:
-				w.rx, w.since, w.moved = pc.LACPDU.Rx, now, true
-			}
-			w.lastSeen = now
-			room := sides.nextPDU(len(names))
-			ls := &room.sample
-			*ls = LACPDUSample{LACPDUCounters: *pc.LACPDU, SilentSeconds: now.Sub(w.since).Seconds()}
-			if w.moved {
-				room.age = now.Sub(w.since).Seconds()
-				ls.LastRxAgeSeconds = &room.age
-			}
-			if t.r != nil {
-				if age, ok := t.r.LACPDUAge(sl.Name); ok && (ls.LastRxAgeSeconds == nil || age.Seconds() < *ls.LastRxAgeSeconds) {
-					room.age = age.Seconds()
-					ls.LastRxAgeSeconds = &room.age
-					ls.SilentSeconds = room.age
-				}
-				if pdu := t.r.HeardLACPDU(sl.Name); pdu != nil {
+	if err := t.r.Watch(t.watching); errors.Is(err, neighbors.ErrNoPermission) {
+		t.why = neighbors.ErrNoPermission.Error()
+	} else if err != nil {
+		t.why = err.Error()
+	}
+	if t.why != "" {
+		why := t.why
+		t.whyPtr = &why
+	}
+}
+
+// lacpduDue reports whether the tick at now reads the LACPDU counters:
+// the first, one whose slaves changed, and then one a lacpduEvery
+// (dueEvery).
+func (t *neighborTracker) lacpduDue(now time.Time, names []string, interval time.Duration) bool {
+	return !slices.Equal(names, t.lacpduFor) || dueEvery(t.lacpduAt, now, lacpduEvery, interval)
+}
+
+
+// readLACPDUs asks for the slaves' LACPDU counters and follows each
+// slave's rx counter: the read that sees it rise is the time of the
+// arrival, as well as it is known. A slave without counters (another
+// mode, an old kernel) stops being followed.
+func (t *neighborTracker) readLACPDUs(now time.Time, names []string) {
+	clear(t.lacpdus)
+	t.counters.LACPDUCounters(names, t.lacpdus)
+	t.lacpduAt = now
+	t.lacpduFor = append(t.lacpduFor[:0], names...)
+	for _, name := range names {
+		k := t.slaves[name]
+		if k == nil {
+			k = &slaveSides{}
+			t.slaves[name] = k
+		}
+		c, ok := t.lacpdus[name]
+		if !ok {
+			k.rx = nil
+			continue
+		}
+		w := k.rx
+		switch {
+		case w == nil || c.Rx < w.counters.Rx: // new, or counters reset
+			w = &rxWatch{since: now}
+			k.rx = w
+		case c.Rx > w.counters.Rx:
+			w.after, w.since, w.moved = w.readAt, now, true
+		}
+		w.counters, w.readAt = c, now
+	}
+}
+
+// side is the slave's SwitchSide at now: the last one when nothing in it
+// changed, else one in a room of sides.
+func (t *neighborTracker) side(now time.Time, name string, k *slaveSides, sides *switchSides) *SwitchSide {
+	var want SwitchSide
+	carrier, counted := t.carriers[name]
+	if t.r != nil {
+		// A neighbour heard is a copy with its age of now: a new
+		// SwitchSide every tick for its slave.
+		want.Neighbor, want.FirmwareLLDPAgent = t.r.Neighbor(name), t.fwAgent[name]
+	} else if !counted && k.rx == nil {
+		k.side, k.pdu = nil, nil
+		return nil // a source that listens to nothing, and no counters
+	}
+	want.Carrier = carrier
+	fresh, hasAge, changed := t.lacpduSample(now, name, k)
+	if !changed {
+		if k.pdu != nil {
+			want.LACPDU = &k.pdu.sample
+		}
+		if k.side != nil && *k.side == want {
+			return k.side
+		}
+	}
+	room := sides.take()
+	if changed {
+		room.pdu = fresh
+		if hasAge {
+			room.pdu.sample.LastRxAgeSeconds = &room.pdu.age
+		}
+		k.pdu = &room.pdu
+		want.LACPDU = &room.pdu.sample
+	}
+	room.side = want
+	k.side = &room.side
+	return k.side
+}
+
+// lacpduSample is the slave's LACPDU sample at now, and whether it says
+// something else than the last one (k.pdu, which it then replaces; nil
+// when the slave has no LACPDU counters). The counters and what is told
+// from them are as of their read: SilentSeconds is the silence the last
+// read saw (at least that long no LACPDU had arrived then), the age that
+// read's. The packet socket, when it heard one, knows the arrival to the
+// tick: its age counts to now. hasAge says whether the sample's
+// LastRxAgeSeconds is to point to its age (it is nil until the sample
+// is in the room where it stays).
+func (t *neighborTracker) lacpduSample(now time.Time, name string, k *slaveSides) (sample lacpduRoom, hasAge, changed bool) {
+	w := k.rx
+	if w == nil {
+		k.pdu = nil
+		return lacpduRoom{}, false, false
+	}
+	var want lacpduRoom
+	ls := &want.sample
+	silent := w.readAt.Sub(w.since).Seconds()
+	ls.LACPDUCounters, ls.SilentSeconds = w.counters, silent
+	hasAge = w.moved
+	want.age = silent
+	if t.r != nil {
+		// The socket's age is exact, unless it missed the LACPDU that
+		// the counters saw arrive (between two reads), and any later.
+		if age, ok := t.r.LACPDUAge(name); ok && (!hasAge || !now.Add(-age).Before(w.after)) {
+			want.age, hasAge = age.Seconds(), true
+			ls.SilentSeconds = want.age
+		}
+		// The partner's view of us changes with its configuration only:
+		// taken at the counters' read, once a second, as the copy the
+		// reader makes costs an allocation.
+		if w.readAt.Equal(now) {
+			if pdu := t.r.HeardLACPDU(name); pdu != nil {
+				if last := k.pdu; last != nil && last.sample.PartnerView != nil && *last.sample.PartnerView == pdu.Partner {
+					ls.PartnerView = last.sample.PartnerView
+				} else {
 					ls.PartnerView = &pdu.Partner
 				}
 			}
-			sl.LACPDU = ls
+		} else if k.pdu != nil {
+			ls.PartnerView = k.pdu.sample.PartnerView
 		}
 	}
-	for name, w := range t.lacpRx {
-		if w.lastSeen != now {
-			delete(t.lacpRx, name)
-		}
+	if last := k.pdu; last != nil && last.sample.LACPDUCounters == ls.LACPDUCounters &&
+		last.sample.SilentSeconds == ls.SilentSeconds && last.sample.PartnerView == ls.PartnerView &&
+		(last.sample.LastRxAgeSeconds != nil) == hasAge && (!hasAge || last.age == want.age) {
+		return lacpduRoom{}, hasAge, false
 	}
+	return want, hasAge, true
 }

@@ -47,35 +47,50 @@ func (s *LiveSource) LACPDUAge(slave string) (time.Duration, bool) { return s.nb
 
 var _ PortCounterReader = (*LiveSource)(nil)
 
-// PortCounters implements PortCounterReader. The carrier counts come from
-// the link dump of the last Read (no extra request); the LACPDU counters
-// from one RTM_GETSTATS dump of every link's slave statistics, of which
-// only the asked slaves' are read (the kernel answers only for slaves of
-// 802.3ad bonds). A dump costs about what one request for a single slave
-// costs, so a 4-slave bond's counters come at a quarter of the price.
-func (s *LiveSource) PortCounters(slaves []string) map[string]PortCounters {
+// CarrierCounts implements PortCounterReader from the link dump of the
+// last Read: no request. Each link's counts are decoded once, with the
+// memo of its message (a change of the counts changes the message, which
+// is then decoded anew), so that a steady tick hands out the same counts.
+func (s *LiveSource) CarrierCounts(slaves []string, into map[string]*bonding.CarrierCounts) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return nil
+		return
 	}
-	out := make(map[string]PortCounters, len(slaves))
+	for _, sl := range s.slavesBuf {
+		m := sl.memo
+		name := sl.link.Attrs().Name
+		if m == nil || !slices.Contains(slaves, name) {
+			continue
+		}
+		if !m.carrierOK {
+			_, m.carrier, _ = bonding.ParseCarrierCounts(m.msg)
+			m.carrierOK = true
+		}
+		into[name] = m.carrier
+	}
+}
+
+// LACPDUCounters implements PortCounterReader: one RTM_GETSTATS dump of
+// every link's slave statistics, of which only the asked slaves' are
+// read (the kernel answers only for slaves of 802.3ad bonds). A dump
+// costs about what one request for a single slave costs, so a 4-slave
+// bond's counters come at a quarter of the price.
+func (s *LiveSource) LACPDUCounters(slaves []string, into map[string]bonding.LACPDUCounters) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
 	wanted := s.statsWanted[:0]
-	for _, msg := range s.msgs {
-		scan, ok := bonding.ScanLink(msg)
-		if !ok || !scan.Slave {
-			continue
+	for _, sl := range s.slavesBuf {
+		a := sl.link.Attrs()
+		if slices.Contains(slaves, a.Name) {
+			wanted = append(wanted, statsWant{slaveRef: slaveRef{index: a.Index, name: a.Name}})
 		}
-		name, carrier, _ := bonding.ParseCarrierCounts(msg)
-		if !slices.Contains(slaves, name) {
-			continue
-		}
-		out[name] = PortCounters{Carrier: carrier}
-		wanted = append(wanted, statsWant{slaveRef: slaveRef{index: scan.Index, name: name}})
 	}
 	s.statsWanted = wanted
-	s.lacpduStats(wanted, out)
-	return out
+	s.lacpduStats(wanted, into)
 }
 
 // statsWant is a slave whose LACPDU counters are asked for, and whether
@@ -88,16 +103,14 @@ type statsWant struct {
 // lacpduStats puts the LACPDU counters of the wanted slaves into out:
 // from one statistics dump, and for the slaves the dump did not answer
 // for (it failed, or a slave came in the middle of it), one request each.
-func (s *LiveSource) lacpduStats(wanted []statsWant, out map[string]PortCounters) {
+func (s *LiveSource) lacpduStats(wanted []statsWant, out map[string]bonding.LACPDUCounters) {
 	if len(wanted) == 0 {
 		return
 	}
 	set := func(w *statsWant, msg []byte) {
 		w.answered = true
 		if c, ok := bonding.ParseLACPDUStats(msg); ok {
-			pc := out[w.name]
-			pc.LACPDU = c
-			out[w.name] = pc
+			out[w.name] = *c
 		}
 	}
 	if !s.noStatsDump {

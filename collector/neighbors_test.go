@@ -35,8 +35,8 @@ func TestNeighborTrackerJSON(t *testing.T) {
 	snap := &Snapshot{Bonds: []BondSample{{Slaves: []SlaveSample{{}, {}}}}}
 	snap.Bonds[0].Slaves[0].Name, snap.Bonds[0].Slaves[1].Name = "eth1", "eth0"
 	tr := newNeighborTracker(fake, nil)
-	tr.attach(snap)
-	tr.attach(snap)
+	tr.attach(snap, time.Second)
+	tr.attach(snap, time.Second)
 	if len(fake.watches) != 1 || strings.Join(fake.watches[0], ",") != "eth0,eth1" {
 		t.Errorf("watch calls %v: one, for both slaves", fake.watches)
 	}
@@ -54,28 +54,46 @@ func TestNeighborTrackerJSON(t *testing.T) {
 	denied := newNeighborTracker(&fakeNeighbors{err: fmt.Errorf("listen on eth0: %w", errors.Join(neighbors.ErrNoPermission))}, nil)
 	snap2 := &Snapshot{Bonds: []BondSample{{Slaves: []SlaveSample{{}}}}}
 	snap2.Bonds[0].Slaves[0].Name = "eth0"
-	denied.attach(snap2)
+	denied.attach(snap2, time.Second)
 	js, _ = json.Marshal(snap2.Bonds[0])
 	if !strings.Contains(string(js), `"neighbors_why":"listening for LLDP/CDP needs CAP_NET_RAW`) || !strings.Contains(string(js), `"neighbor":null`) {
 		t.Errorf("JSON without CAP_NET_RAW: %s", js)
 	}
 }
 
-type fakeCounters struct{ pc map[string]PortCounters }
+// fakeCounters stands in for the kernel's counters (the real ones are
+// judged in the lab: TestLACPDU, TestCarrierFlapUnseen); reads counts
+// the LACPDU requests.
+type fakeCounters struct {
+	lacpdu  map[string]bonding.LACPDUCounters
+	carrier map[string]*bonding.CarrierCounts
+	reads   int
+}
 
-func (f *fakeCounters) PortCounters([]string) map[string]PortCounters { return f.pc }
+func (f *fakeCounters) CarrierCounts(_ []string, into map[string]*bonding.CarrierCounts) {
+	for k, v := range f.carrier {
+		into[k] = v
+	}
+}
+
+func (f *fakeCounters) LACPDUCounters(_ []string, into map[string]bonding.LACPDUCounters) {
+	f.reads++
+	for k, v := range f.lacpdu {
+		into[k] = v
+	}
+}
 
 func TestPortCountersLastRxAge(t *testing.T) {
-	fc := &fakeCounters{pc: map[string]PortCounters{
-		"eth0": {LACPDU: &bonding.LACPDUCounters{Rx: 10, Tx: 10}, Carrier: &bonding.CarrierCounts{Up: 1, Down: 0}},
-		"eth1": {},
-	}}
+	fc := &fakeCounters{
+		lacpdu:  map[string]bonding.LACPDUCounters{"eth0": {Rx: 10, Tx: 10}},
+		carrier: map[string]*bonding.CarrierCounts{"eth0": {Up: 1, Down: 0}, "eth1": nil},
+	}
 	tr := newNeighborTracker(nil, fc)
 	start := time.Unix(1000, 0)
 	sample := func(at time.Duration) *SlaveSample {
 		snap := &Snapshot{Time: start.Add(at), Bonds: []BondSample{{Slaves: []SlaveSample{{}, {}}}}}
 		snap.Bonds[0].Slaves[0].Name, snap.Bonds[0].Slaves[1].Name = "eth0", "eth1"
-		tr.attach(snap)
+		tr.attach(snap, time.Second)
 		if s := snap.Bonds[0].Slaves[1]; s.SwitchSide == nil || s.LACPDU != nil || s.Carrier != nil || s.Neighbor != nil {
 			t.Fatalf("eth1 reports nothing, so shows nothing: %+v", s.SwitchSide)
 		}
@@ -89,7 +107,7 @@ func TestPortCountersLastRxAge(t *testing.T) {
 	if s.LACPDU.LastRxAgeSeconds != nil || s.LACPDU.SilentSeconds != 2 {
 		t.Fatalf("counter stood still for 2 s: age %v silent %v", s.LACPDU.LastRxAgeSeconds, s.LACPDU.SilentSeconds)
 	}
-	fc.pc["eth0"].LACPDU.Rx = 11
+	fc.lacpdu["eth0"] = bonding.LACPDUCounters{Rx: 11, Tx: 10}
 	s = sample(3 * time.Second)
 	if s.LACPDU.LastRxAgeSeconds == nil || *s.LACPDU.LastRxAgeSeconds != 0 {
 		t.Fatalf("counter rose: age %v", s.LACPDU.LastRxAgeSeconds)
@@ -104,9 +122,82 @@ func TestPortCountersLastRxAge(t *testing.T) {
 			t.Errorf("JSON lacks %s: %s", k, js)
 		}
 	}
-	fc.pc["eth0"].LACPDU.Rx = 2 // re-enslaved: counters start over
+	fc.lacpdu["eth0"] = bonding.LACPDUCounters{Rx: 2} // re-enslaved: counters start over
 	if s = sample(8 * time.Second); s.LACPDU.LastRxAgeSeconds != nil {
 		t.Errorf("after a reset the age is unknown again, got %v", *s.LACPDU.LastRxAgeSeconds)
+	}
+	delete(fc.lacpdu, "eth0") // the bond left 802.3ad
+	if s = sample(9 * time.Second); s.LACPDU != nil || s.Carrier == nil {
+		t.Errorf("without LACPDU counters: %+v", s.SwitchSide)
+	}
+}
+
+// TestLACPDUCountersOncePerSecond: at 100 ms the LACPDU counters are asked
+// for once a second, not on every tick; at once when the slaves change;
+// on every tick at a pace of a second. Between two reads the snapshots
+// share the switch's side of the last (nothing in it changed), and the
+// silence counts as the last read saw it.
+func TestLACPDUCountersOncePerSecond(t *testing.T) {
+	fc := &fakeCounters{
+		lacpdu:  map[string]bonding.LACPDUCounters{"eth0": {Rx: 10, Tx: 10}, "eth1": {Rx: 5, Tx: 5}},
+		carrier: map[string]*bonding.CarrierCounts{"eth0": {Up: 1}, "eth1": {Up: 1}},
+	}
+	tr := newNeighborTracker(nil, fc)
+	now := time.Unix(1000, 0)
+	names := []string{"eth0", "eth1"}
+	tick := func(interval time.Duration) *Snapshot {
+		now = now.Add(interval)
+		// Ticks come a few milliseconds off their time.
+		at := now.Add(time.Duration(len(names)*fc.reads%3) * time.Millisecond)
+		snap := &Snapshot{Time: at, Bonds: []BondSample{{Slaves: make([]SlaveSample, len(names))}}}
+		for i, n := range names {
+			snap.Bonds[0].Slaves[i].Name = n
+		}
+		tr.attach(snap, interval)
+		return snap
+	}
+	first := tick(MinInterval)
+	for range 29 {
+		snap := tick(MinInterval)
+		if s := &snap.Bonds[0].Slaves[0]; fc.reads == 1 && s.SwitchSide != first.Bonds[0].Slaves[0].SwitchSide {
+			t.Fatal("a tick without a read made a new SwitchSide for a slave whose counters did not change")
+		}
+	}
+	if fc.reads != 3 {
+		t.Errorf("30 ticks at 100 ms (3 s) asked for the LACPDU counters %d times, want 3 (once a second)", fc.reads)
+	}
+	// The partner goes silent on eth1: the silence counts from the last
+	// read that saw a rise, up to the last read, never further.
+	fc.lacpdu["eth0"] = bonding.LACPDUCounters{Rx: 11, Tx: 11}
+	var snap *Snapshot
+	for range 35 {
+		snap = tick(MinInterval)
+	}
+	if fc.reads != 7 {
+		t.Errorf("after 3.5 s more: %d reads, want 7", fc.reads)
+	}
+	if s := snap.Bonds[0].Slaves[1].LACPDU; s == nil || s.SilentSeconds < 6 || s.SilentSeconds > 6.01 {
+		t.Errorf("eth1 silent for the 6 s of the reads, got %+v", s)
+	}
+	// eth0's rise was seen by the first read after it, three reads
+	// before the last.
+	if s := snap.Bonds[0].Slaves[0].LACPDU; s == nil || s.Rx != 11 || s.LastRxAgeSeconds == nil ||
+		*s.LastRxAgeSeconds != s.SilentSeconds || s.SilentSeconds < 2.99 || s.SilentSeconds > 3.01 {
+		t.Errorf("eth0's rise, three reads before the last: %+v", s)
+	}
+	names = []string{"eth0", "eth1", "eth2"}
+	fc.lacpdu["eth2"] = bonding.LACPDUCounters{Rx: 1}
+	reads := fc.reads
+	snap = tick(MinInterval)
+	if fc.reads != reads+1 || snap.Bonds[0].Slaves[2].LACPDU == nil {
+		t.Errorf("a new slave: %d reads (want %d), its counters %+v", fc.reads, reads+1, snap.Bonds[0].Slaves[2].SwitchSide)
+	}
+	reads = fc.reads
+	for range 5 {
+		tick(time.Second)
+	}
+	if fc.reads != reads+5 {
+		t.Errorf("5 ticks at 1 s: %d reads, want 5", fc.reads-reads)
 	}
 }
 
@@ -129,7 +220,7 @@ func TestFirmwareLLDPFlags(t *testing.T) {
 		s.Name = n
 		snap.Bonds[0].Slaves = append(snap.Bonds[0].Slaves, s)
 	}
-	tr.attach(snap)
+	tr.attach(snap, time.Second)
 	want := map[string]string{"i40e-agent": "true", "i40e-off": "false", "ice-agent": "true", "other": "absent"}
 	for _, s := range snap.Bonds[0].Slaves {
 		got := "absent"

@@ -276,7 +276,7 @@ func (s *Sampler) sampleReading(r Reading) (*Snapshot, error) {
 	}
 	s.prev, s.last, s.prevAt, s.prevCountersAt, s.started = r.Bonds, r.Bonds, now, r.CountersAt, true
 	if s.neighbors != nil {
-		s.neighbors.attach(snap)
+		s.neighbors.attach(snap, s.Interval())
 	}
 	if s.phys != nil {
 		s.phys.attach(now, snap)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/diagnose"
 	"golang.org/x/sys/unix"
@@ -105,13 +106,16 @@ func TestLACPDU(t *testing.T) {
 	if after.LastRxAgeSeconds == nil || *after.LastRxAgeSeconds > 1.5 {
 		t.Errorf("last LACPDU age %s, want under 1.5 s at lacp_rate fast", Show(after.LastRxAgeSeconds))
 	}
-	// What the switch's side adds to a tick: one RTM_GETSTATS dump (the
-	// carrier counts come from the link dump already read).
+	// What the switch's side adds to a tick that reads the LACPDU
+	// counters (once a second below a second's pace): one RTM_GETSTATS
+	// dump (the carrier counts come from the link dump already read).
 	var costs []float64
+	counters := map[string]bonding.LACPDUCounters{}
 	for range 21 {
 		start := time.Now()
-		if pc := bt.Src.PortCounters(p.Slaves); len(pc) != len(p.Slaves) {
-			t.Fatalf("port counters for %d of %d slaves", len(pc), len(p.Slaves))
+		clear(counters)
+		if bt.Src.LACPDUCounters(p.Slaves, counters); len(counters) != len(p.Slaves) {
+			t.Fatalf("LACPDU counters for %d of %d slaves", len(counters), len(p.Slaves))
 		}
 		costs = append(costs, float64(time.Since(start).Microseconds()))
 	}

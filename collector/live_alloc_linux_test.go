@@ -1,0 +1,196 @@
+package collector
+
+import (
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/vishvananda/netlink/nl"
+	"golang.org/x/sys/unix"
+
+	"github.com/bondtop/bondtop/bonding"
+	"github.com/bondtop/bondtop/collector/neighbors"
+)
+
+// builtLive is the live source without sockets, as a Source: each Read
+// builds, as after a dump, a 4-slave 802.3ad bond from link messages
+// whose counters move in place (each tick's dump a message like the last
+// but for its counters), over a fixture tree. The LACPDU counters, which
+// a kernel without the bonding driver (this host) cannot give, rise once
+// a second as a fast partner's do; the packet sockets heard nothing, as
+// for a user without CAP_NET_RAW. The lab's TestLiveTickCost is the
+// judge on a real bond; this keeps the host's tests honest about what the
+// Sampler and the source's build allocate.
+type builtLive struct {
+	*LiveSource
+	clock *time.Time
+	msgs  [][]byte
+	stats []int // offsets of each message's IFLA_STATS64 payload
+	n     uint64
+	asked int // LACPDU requests
+	// heard: the packet sockets hear the partner's LACPDUs, one a second
+	// (as root with CAP_NET_RAW).
+	heard bool
+}
+
+func newBuiltLive(tb testing.TB) *builtLive {
+	now := time.Unix(1_000_000, 0)
+	tree := lacpTree(tb, "synthetic-8023ad-6.8-4slaves-root.txt")
+	tree["sys/class/net/bond0/bonding/slaves"] = proc_([]byte("e1 e2 e3 e4\n"))
+	b := &builtLive{clock: &now}
+	b.LiveSource = fakeLive(tree, b.clock)
+	// On disk, as procfs and sysfs are: the procfs file is kept open and
+	// read with pread, as on a host (an fstest.MapFS file is opened anew
+	// on each read).
+	dir := tb.TempDir()
+	for name, f := range tree {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.WriteFile(p, f.Data, 0o644); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	b.fsys = os.DirFS(dir)
+	b.msgs = [][]byte{lacpBondMsg(true, 0)}
+	for i, name := range []string{"e1", "e2", "e3", "e4"} {
+		msg := lacpSlaveMsg(3+i, name, 1, 1)
+		for _, a := range []*nl.RtAttr{nl.NewRtAttr(unix.IFLA_CARRIER_UP_COUNT, nl.Uint32Attr(1)), nl.NewRtAttr(unix.IFLA_CARRIER_DOWN_COUNT, nl.Uint32Attr(0))} {
+			msg = append(msg, a.Serialize()...)
+		}
+		b.msgs = append(b.msgs, msg)
+	}
+	for _, msg := range b.msgs {
+		off := -1
+		for a := msg[unix.SizeofIfInfomsg:]; len(a) >= unix.SizeofRtAttr; {
+			l := int(binary.NativeEndian.Uint16(a[0:2]))
+			if binary.NativeEndian.Uint16(a[2:4]) == unix.IFLA_STATS64 {
+				off = len(msg) - len(a) + unix.SizeofRtAttr
+				break
+			}
+			a = a[min((l+3)&^3, len(a)):]
+		}
+		if off < 0 {
+			tb.Fatal("a link message without IFLA_STATS64")
+		}
+		b.stats = append(b.stats, off)
+	}
+	return b
+}
+
+// Read implements Source: the counters move, then the build.
+func (b *builtLive) Read() (Reading, error) {
+	b.n++
+	for i, off := range b.stats {
+		// rx_bytes and tx_bytes, the third and fourth counters.
+		binary.NativeEndian.PutUint64(b.msgs[i][off+16:], b.n*uint64(1000*(i+1)))
+		binary.NativeEndian.PutUint64(b.msgs[i][off+24:], b.n*uint64(2000*(i+1)))
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.LiveSource.msgs = append(b.LiveSource.msgs[:0], b.msgs...)
+	var r Reading
+	err := b.build(&r, b.gen.Load())
+	return r, err
+}
+
+func (b *builtLive) LACPDUCounters(slaves []string, into map[string]bonding.LACPDUCounters) {
+	b.asked++
+	sec := uint64(b.clock.Unix())
+	for _, s := range slaves {
+		into[s] = bonding.LACPDUCounters{Rx: sec, Tx: sec}
+	}
+}
+
+func (b *builtLive) Watch([]string) error                { return nil }
+func (b *builtLive) Neighbor(string) *neighbors.Neighbor { return nil }
+func (b *builtLive) LACPDUAge(string) (time.Duration, bool) {
+	return b.clock.Sub(b.clock.Truncate(time.Second)), b.heard
+}
+
+func (b *builtLive) HeardLACPDU(string) *neighbors.LACPDU {
+	if !b.heard {
+		return nil
+	}
+	return &neighbors.LACPDU{Partner: neighbors.LACPPort{SystemMAC: "02:00:00:00:00:01", Key: 15, Port: 1}}
+}
+func (b *builtLive) Physical(string) (*Physical, bool) { return nil, false }
+
+// liveTicker ticks a Sampler over a builtLive at 100 ms, the source's
+// clock and the Sampler's moving together.
+type liveTicker struct {
+	tb  testing.TB
+	src *builtLive
+	s   *Sampler
+}
+
+func newLiveTicker(tb testing.TB, heard bool) *liveTicker {
+	src := newBuiltLive(tb)
+	src.heard = heard
+	lt := &liveTicker{tb: tb, src: src}
+	lt.s = NewSampler(src, Options{Interval: MinInterval, History: NoHistory, Clock: func() time.Time { return *src.clock }})
+	// Past the first configuration refresh after the one at start (every
+	// liveConfigRefresh): the ticks after it have 9.9 s without one.
+	for range int(liveConfigRefresh/MinInterval) + 1 {
+		lt.tick()
+	}
+	return lt
+}
+
+func (lt *liveTicker) tick() *Snapshot {
+	*lt.src.clock = lt.src.clock.Add(MinInterval)
+	snap, err := lt.s.Sample()
+	if err != nil {
+		lt.tb.Fatal(err)
+	}
+	return snap
+}
+
+// TestLiveTickAllocs keeps a steady live tick at 100 ms (the build of a
+// 4-slave 802.3ad bond from its messages, procfs unchanged, the LACPDU
+// and carrier counters, rates, events) at what a --root tick allocates
+// (maxTickAllocs: the snapshot and the reading the next tick compares
+// with), counted over 4 s of ticks, four of which read the LACPDU
+// counters. It also checks that those are read once a second.
+func TestLiveTickAllocs(t *testing.T) {
+	lt := newLiveTicker(t, false)
+	asked := lt.src.asked
+	got := testing.AllocsPerRun(40, func() { lt.tick() })
+	t.Logf("a steady live tick: %v allocations", got)
+	if got > maxTickAllocs {
+		t.Errorf("a steady live tick allocates %v times, want at most %d: see BenchmarkLiveTick and its -memprofile", got, maxTickAllocs)
+	}
+	if n := lt.src.asked - asked; n < 4 || n > 5 {
+		t.Errorf("41 ticks at 100 ms asked for the LACPDU counters %d times, want 4 or 5 (once a second)", n)
+	}
+	snap := lt.tick()
+	sl := snap.Bonds[0].Slaves[0]
+	if sl.SwitchSide == nil || sl.LACPDU == nil || sl.Carrier == nil || sl.Carrier.Up != 1 || sl.TxBps == nil {
+		t.Fatalf("the tick lacks what it is counted with: %+v", sl)
+	}
+
+	// With packet sockets that hear the partner, the age of its last
+	// LACPDU moves every tick: one array of switch sides a tick more.
+	lt = newLiveTicker(t, true)
+	got = testing.AllocsPerRun(40, func() { lt.tick() })
+	t.Logf("with sockets that hear LACPDUs: %v allocations", got)
+	if got > maxTickAllocs+1 {
+		t.Errorf("a steady live tick whose sockets hear LACPDUs allocates %v times, want at most %d", got, maxTickAllocs+1)
+	}
+	if sl := lt.tick().Bonds[0].Slaves[0]; sl.LACPDU == nil || sl.LACPDU.PartnerView == nil || sl.LACPDU.LastRxAgeSeconds == nil {
+		t.Fatalf("the tick lacks what the sockets heard: %+v", sl.LACPDU)
+	}
+}
+
+// BenchmarkLiveTick is TestLiveTickAllocs' tick: the Sampler over the
+// live source's build, at 100 ms.
+func BenchmarkLiveTick(b *testing.B) {
+	lt := newLiveTicker(b, false)
+	b.ReportAllocs()
+	for b.Loop() {
+		lt.tick()
+	}
+}
