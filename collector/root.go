@@ -98,13 +98,13 @@ func (s *RootSource) Read() (Reading, error) {
 	}
 	s.reads++
 	r := Reading{Bonds: make([]bonding.Bond, 0, len(names))}
-	netDev, haveNetDev := s.readNetDev(&r)
+	netDev := lazyNetDev{s: s, r: &r}
 	for _, name := range names {
 		b, ok := s.readBond(&r, name)
 		if !ok {
 			continue
 		}
-		s.readCounters(&r, &b, s.config[name].noStatistics, netDev, haveNetDev)
+		s.readCounters(&r, &b, s.config[name].noStatistics, &netDev)
 		r.Bonds = append(r.Bonds, b)
 	}
 	for name := range s.config {
@@ -251,19 +251,44 @@ func (s *RootSource) readNetDev(r *Reading) (map[string]bonding.Counters, bool) 
 	return m, true
 }
 
+// lazyNetDev reads DIR/proc/net/dev once in a Read, when an interface
+// first needs it: most trees, like the live host, have every statistics
+// directory, and the file lists every interface of the host (hundreds on
+// a host of containers or VMs), so reading it on every tick for nothing
+// was a file and a parse a tick.
+type lazyNetDev struct {
+	s        *RootSource
+	r        *Reading
+	read, ok bool
+	counters map[string]bonding.Counters
+}
+
+// get returns the file's counters by interface, and false when the tree
+// has no readable /proc/net/dev.
+func (l *lazyNetDev) get() (map[string]bonding.Counters, bool) {
+	if !l.read {
+		l.read = true
+		l.counters, l.ok = l.s.readNetDev(l.r)
+	}
+	return l.counters, l.ok
+}
+
 // readCounters fills the bond's and its slaves' counters from
 // statistics/ (exact, like the kernel's own files), else /proc/net/dev.
-func (s *RootSource) readCounters(r *Reading, b *bonding.Bond, noStatistics map[string]bool, netDev map[string]bonding.Counters, haveNetDev bool) {
+func (s *RootSource) readCounters(r *Reading, b *bonding.Bond, noStatistics map[string]bool, netDev *lazyNetDev) {
 	read := func(ifname string) bonding.Counters {
 		if noStatistics[ifname] {
-			return netDev[ifname] // zero Counters (all absent) when not there
+			m, _ := netDev.get()
+			return m[ifname] // zero Counters (all absent) when not there
 		}
 		files := s.statFiles(ifname)
 		s.fsys.keepDir(path.Dir(files[0]), s.reads)
 		cs, warnings := bonding.ReadStatisticsFiles(files, s.fsys.ReadKeptScratch)
 		r.Warnings = append(r.Warnings, warnings...)
-		if cs.Empty() && haveNetDev {
-			cs = netDev[ifname]
+		if cs.Empty() {
+			if m, ok := netDev.get(); ok {
+				cs = m[ifname]
+			}
 		}
 		return cs
 	}

@@ -46,6 +46,9 @@ func hostileTree(t *testing.T) *tree {
 	if err := syscall.Mkfifo(filepath.Join(tr.dir, "sys/class/net/bond0/bonding/mode"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// eth1 has no statistics/, so its counters come from /proc/net/dev,
+	// which is too large to be read.
+	tr.remove("sys/class/net/eth1/statistics")
 	tr.write("proc/net/dev", strings.Repeat("garbage line that is not an interface\n", 60000))
 	// Inside the tree: eth1's mtu is a relative link to eth0's.
 	tr.write("sys/class/net/eth0/mtu", "9000\n")
@@ -147,6 +150,7 @@ func TestWarningsCappedPerFile(t *testing.T) {
 		netdev.WriteString("  eth9: not numbers at all\n")
 	}
 	tr.write("proc/net/dev", netdev.String())
+	tr.remove("sys/class/net/eth0/statistics") // eth0's counters: /proc/net/dev
 	proc, err := os.ReadFile(filepath.Join(tr.dir, "proc/net/bonding/bond0"))
 	if err != nil {
 		t.Fatal(err)
@@ -317,4 +321,33 @@ func openRootFSVia(t *testing.T, dir, way string) *rootFS {
 		r.dirfd = -1
 	}
 	return r
+}
+
+// TestNetDevReadOnlyWhenNeeded: a tree whose interfaces all have their
+// statistics/ does not read /proc/net/dev (a garbled one says nothing);
+// one without them does, once a tick, whatever the number of interfaces
+// that need it.
+func TestNetDevReadOnlyWhenNeeded(t *testing.T) {
+	tr := activeBackupTree(t)
+	tr.write("proc/net/dev", "Inter-|   Receive\n face |bytes\n  eth0: not numbers\n")
+	src, err := NewRootSource(tr.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	r, err := src.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := strings.Join(r.Warnings, "\n"); strings.Contains(w, "net/dev") {
+		t.Fatalf("/proc/net/dev read though every interface has statistics/:\n%s", w)
+	}
+	tr.remove("sys/class/net/eth0/statistics")
+	tr.remove("sys/class/net/eth1/statistics")
+	if r, err = src.Read(); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(strings.Join(r.Warnings, "\n"), "/proc/net/dev"); n != 1 {
+		t.Fatalf("%d warnings about /proc/net/dev, want the one of its one read: %q", n, r.Warnings)
+	}
 }
