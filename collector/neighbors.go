@@ -285,7 +285,6 @@ func (t *neighborTracker) lacpduDue(now time.Time, names []string, interval time
 	return !slices.Equal(names, t.lacpduFor) || dueEvery(t.lacpduAt, now, lacpduEvery, interval)
 }
 
-
 // readLACPDUs asks for the slaves' LACPDU counters and follows each
 // slave's rx counter: the read that sees it rise is the time of the
 // arrival, as well as it is known. A slave without counters (another
