@@ -263,10 +263,11 @@ func (s *LiveSource) readKernel() (Reading, error) {
 	if err := s.dumpLinks(&r, isBondLink); err != nil {
 		return Reading{}, err
 	}
-	r.CountersAt = s.now() // the dump holds every link's counters
+	dumped := s.now() // the dump holds every link's counters
 	if err := s.build(&r, gen); err != nil {
 		return Reading{}, err
 	}
+	r.CountersAge = s.now().Sub(dumped)
 	return r, nil
 }
 

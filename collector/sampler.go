@@ -71,12 +71,10 @@ type Options struct {
 // Sample, Run and Intervals must not be called concurrently; History,
 // Interval and SetInterval may be called from any goroutine.
 type Sampler struct {
-	src    Source
-	opts   Options
-	hist   *History
-	prevAt time.Time
-	// prevCountersAt is the Reading.CountersAt of prev (zero when its
-	// source did not say).
+	src  Source
+	opts Options
+	hist *History
+	// prevCountersAt is when prev's counters were read (Reading.CountersAge).
 	prevCountersAt time.Time
 	// prev is the reading of the last snapshot, by bond name: the base of
 	// its rates. last is the latest reading of any kind, the base of
@@ -254,12 +252,10 @@ func (s *Sampler) sampleReading(r Reading) (*Snapshot, error) {
 	if r.Unprivileged {
 		snap.Notes = append(snap.Notes, "not root: the LACP system priority and MAC and each slave's LACPDU details (partner system, keys, ports) need CAP_NET_ADMIN (run bondtop with sudo to see them)")
 	}
+	countersAt := now.Add(-r.CountersAge)
 	seconds := 0.0
 	if s.started {
-		seconds = now.Sub(s.prevAt).Seconds()
-		if !r.CountersAt.IsZero() && !s.prevCountersAt.IsZero() {
-			seconds = r.CountersAt.Sub(s.prevCountersAt).Seconds()
-		}
+		seconds = countersAt.Sub(s.prevCountersAt).Seconds()
 	}
 	snap.IntervalSeconds = seconds
 	if s.pace.judge {
@@ -274,7 +270,7 @@ func (s *Sampler) sampleReading(r Reading) (*Snapshot, error) {
 			snap.Missing = append(snap.Missing, name)
 		}
 	}
-	s.prev, s.last, s.prevAt, s.prevCountersAt, s.started = r.Bonds, r.Bonds, now, r.CountersAt, true
+	s.prev, s.last, s.prevCountersAt, s.started = r.Bonds, r.Bonds, countersAt, true
 	if s.neighbors != nil {
 		s.neighbors.attach(snap, s.Interval())
 	}

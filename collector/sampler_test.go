@@ -504,14 +504,14 @@ func TestSamplerRatesRunBetweenCounterReads(t *testing.T) {
 	}
 	t0 := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 	clk := &fakeClock{now: t0.Add(100 * time.Millisecond)} // the slow read returns
-	src.countersAt = t0
+	src.countersAge = 100 * time.Millisecond               // counters read at t0
 	set(1_000_000)
 	s := NewSampler(src, Options{Interval: time.Second, Clock: clk.Now})
 	mustSample(t, s)
 
-	src.countersAt = t0.Add(101600 * time.Microsecond)
+	src.countersAge = 0
 	set(1_000_000 + 1_270_000) // 100 Mbit/s for 101.6 ms
-	clk.now = src.countersAt
+	clk.now = t0.Add(101600 * time.Microsecond)
 	snap := mustSample(t, s)
 	approx(t, "bond tx", snap.Bond("bond0").TxBps, 100e6)
 	approx(t, "eth0 tx", snap.Bond("bond0").Slaves[0].TxBps, 100e6)

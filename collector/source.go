@@ -24,16 +24,16 @@ type Reading struct {
 	// NoBonding is set on the empty reading a started Sampler makes when
 	// the bonding driver went away (ErrNoBonding).
 	NoBonding bool
-	// CountersAt is when the counters were read, set by a source that
-	// can wait between reading them and returning (the live host: its
+	// CountersAge is how long before Read returned the counters were
+	// read, told by a source that can wait in between (the live host: its
 	// procfs and sysfs reads after the netlink dump wait while the kernel
 	// holds its lock to enslave or release, some hundred milliseconds
-	// under load). Zero: the Sampler's clock after Read returned. Rates
-	// run between two readings' CountersAt when both have one: two
-	// snapshots made a few milliseconds apart, after a slow read and a
-	// quick one, otherwise divide a slow read's worth of counting by
-	// those milliseconds.
-	CountersAt time.Time
+	// under load); zero: just before. Rates run between the times the
+	// counters were read, on the Sampler's clock: two snapshots made a
+	// few milliseconds apart, after a slow read and a quick one, would
+	// otherwise divide a slow read's worth of counting by those
+	// milliseconds.
+	CountersAge time.Duration
 }
 
 // Bond returns the bond called name, or nil.

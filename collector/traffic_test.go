@@ -47,17 +47,17 @@ func (m *fakeMeter) Ifindex(name string) (int, error) {
 	return 10 + int(name[3]-'0'), nil
 }
 
-// bondSource is a Source with one bond the test edits, and the time its
-// counters were read, when the test sets one.
+// bondSource is a Source with one bond the test edits, and the age of
+// its counters when the test sets one.
 type bondSource struct {
-	bond       bonding.Bond
-	countersAt time.Time
+	bond        bonding.Bond
+	countersAge time.Duration
 }
 
 func (s *bondSource) Read() (Reading, error) {
 	b := s.bond
 	b.Slaves = append([]bonding.Slave(nil), s.bond.Slaves...)
-	return Reading{Bonds: []bonding.Bond{b}, CountersAt: s.countersAt}, nil
+	return Reading{Bonds: []bonding.Bond{b}, CountersAge: s.countersAge}, nil
 }
 func (s *bondSource) Close() error { return nil }
 
