@@ -1,0 +1,62 @@
+//go:build linux
+
+package guest
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/bondtop/bondtop/bonding"
+	"github.com/bondtop/bondtop/collector"
+)
+
+// TestRootOnTheRunningKernel: --root / reads the running kernel's procfs
+// and sysfs, keeping bonding_masters, the bond's procfs file and the
+// statistics files open once their directories have been quiet a while.
+// A bond deleted and created again with another mode must be seen as it
+// is now: a kept descriptor of the old bond's files must never stand in
+// for the new one's.
+func TestRootOnTheRunningKernel(t *testing.T) {
+	p := NewPair(t, 61, 2)
+	p.Root.Bond(t, p.Bond, BondSpec{Mode: "balance-xor", XmitHashPolicy: "layer3+4"}, p.Slaves...)
+	src, err := collector.NewRootSource("/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	seen := func() (string, *bonding.Bond) {
+		r, err := src.Read()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := r.Bond(p.Bond)
+		if b == nil {
+			return "no " + p.Bond, nil
+		}
+		_, haveCounters := b.Counters.Get(bonding.RxPackets)
+		return fmt.Sprintf("mode %s, %d slaves, counters %v, warnings %q", Show(b.Mode), len(b.Slaves), haveCounters, r.Warnings), b
+	}
+	// Past the quiet second the directories need before their files are
+	// kept open, reading every 100 ms as the dashboard does.
+	for range 15 {
+		seen()
+		time.Sleep(100 * time.Millisecond)
+	}
+	if got, want := func() string { s, _ := seen(); return s }(), "mode balance-xor, 2 slaves, counters true, warnings []"; got != want {
+		t.Fatalf("--root / before: %s, want %s", got, want)
+	}
+
+	p.Root.Delete(t, p.Bond)
+	p.Root.Bond(t, p.Bond, BondSpec{Mode: "active-backup", Primary: p.Slaves[1]}, p.Slaves...)
+	const want = "mode active-backup, 2 slaves, counters true, warnings []"
+	took := Eventually(t, 3*time.Second, "--root / showing the re-created bond ("+want+")", func() (bool, string) {
+		s, _ := seen()
+		time.Sleep(100 * time.Millisecond)
+		return s == want, s
+	})
+	if _, b := seen(); b == nil || Show(b.ActiveSlave) != p.Slaves[1] {
+		t.Errorf("after re-creation: %v, want active slave %s", b, p.Slaves[1])
+	}
+	Measure(t, "root_recreated_seen", float64(took.Milliseconds()), "ms")
+}
