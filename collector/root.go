@@ -89,7 +89,6 @@ func (s *RootSource) Close() error { return s.fsys.Close() }
 
 // Read implements Source.
 func (s *RootSource) Read() (Reading, error) {
-	s.reads++ // before the first keepDir: what this tick does not ask for is swept
 	names, err := s.listBonds()
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -97,6 +96,7 @@ func (s *RootSource) Read() (Reading, error) {
 		}
 		return Reading{}, err
 	}
+	s.reads++
 	r := Reading{Bonds: make([]bonding.Bond, 0, len(names))}
 	netDev := lazyNetDev{s: s, r: &r}
 	for _, name := range names {
@@ -125,8 +125,7 @@ func (s *RootSource) Read() (Reading, error) {
 // when bonding_masters changed: from tick to tick they are the same
 // strings. A tree without bonding_masters is listed every tick.
 func (s *RootSource) listBonds() ([]string, error) {
-	s.fsys.keepDir(bonding.SysClassNet, s.reads)
-	data, err := s.fsys.ReadKeptScratch(bonding.SysClassNet + "/bonding_masters")
+	data, err := s.fsys.ReadFileScratch(bonding.SysClassNet + "/bonding_masters")
 	if err != nil {
 		s.masters, s.names = nil, nil
 		return bonding.ListBonds(s.fsys)
@@ -154,8 +153,7 @@ func (s *RootSource) readBond(r *Reading, name string) (bonding.Bond, bool) {
 	} else {
 		procFile = path.Join(bonding.ProcNetBonding, name)
 	}
-	s.fsys.keepDir(path.Dir(procFile), s.reads)
-	data, perr := s.fsys.ReadKeptScratch(procFile)
+	data, perr := s.fsys.ReadFileScratch(procFile)
 	if perr == nil && cfg != nil && cfg.merged != nil && bytes.Equal(cfg.proc, data) && now.Sub(cfg.readAt) < configRefresh {
 		return cfg.reuse(r), true
 	}

@@ -12,11 +12,10 @@ import (
 )
 
 // TestRootOnTheRunningKernel: --root / reads the running kernel's procfs
-// and sysfs, keeping bonding_masters, the bond's procfs file and the
-// statistics files open once their directories have been quiet a while.
-// A bond deleted and created again with another mode must be seen as it
-// is now: a kept descriptor of the old bond's files must never stand in
-// for the new one's.
+// and sysfs, keeping the statistics files open once their directories
+// have been quiet a while. A bond deleted and created again with another
+// mode must be seen as it is now: a kept descriptor of the old bond's
+// files must never stand in for the new one's.
 func TestRootOnTheRunningKernel(t *testing.T) {
 	p := NewPair(t, 61, 2)
 	p.Root.Bond(t, p.Bond, BondSpec{Mode: "balance-xor", XmitHashPolicy: "layer3+4"}, p.Slaves...)
