@@ -498,8 +498,9 @@ func FromNetlinkSlave(link netlink.Link, attrs *SlaveAttrs) Slave {
 	return s
 }
 
-// NetlinkCounters maps IFLA_STATS64 (or IFLA_STATS on kernels without it)
-// to our counters. nil statistics give empty Counters.
+// NetlinkCounters maps a link's IFLA_STATS64 (or IFLA_STATS on kernels
+// without it) to our counters, which name the link by its ifindex
+// (Counters.Follows). nil statistics give empty Counters.
 func NetlinkCounters(a *netlink.LinkAttrs) Counters {
 	var cs Counters
 	st := a.Statistics
