@@ -79,14 +79,10 @@ func (r *rootFS) keepDir(dir string, tick uint64) {
 	}
 	kd.seen = tick
 	stamp, ok := r.stampDir(dir)
-	if !ok || stamp != kd.stamp {
+	kd.trusted = ok && r.now().After(time.Unix(stamp.ctime.Unix()).Add(keepQuiet))
+	if !kd.trusted || stamp != kd.stamp {
 		r.closeKept(kd)
 		kd.stamp = stamp
-	}
-	quietSince := time.Unix(stamp.ctime.Unix()).Add(keepQuiet)
-	kd.trusted = ok && r.now().After(quietSince)
-	if !kd.trusted {
-		r.closeKept(kd)
 	}
 }
 
@@ -182,8 +178,13 @@ func preadFile(raw bool, fd int, p []byte, off int64) (int, syscall.Errno) {
 // sweepKept closes the kept files of directories no read asked for on
 // this tick (an interface gone from the bond).
 func (r *rootFS) sweepKept(tick uint64) {
+	r.dropKept(func(kd *keptDir) bool { return kd.seen != tick })
+}
+
+// dropKept forgets the directories gone says are gone, closing their files.
+func (r *rootFS) dropKept(gone func(*keptDir) bool) {
 	for dir, kd := range r.kept {
-		if kd.seen != tick {
+		if gone(kd) {
 			r.closeKept(kd)
 			delete(r.kept, dir)
 		}
@@ -199,9 +200,4 @@ func (r *rootFS) closeKept(kd *keptDir) {
 }
 
 // closeAllKept closes every kept file (Close).
-func (r *rootFS) closeAllKept() {
-	for dir, kd := range r.kept {
-		r.closeKept(kd)
-		delete(r.kept, dir)
-	}
-}
+func (r *rootFS) closeAllKept() { r.dropKept(func(*keptDir) bool { return true }) }

@@ -101,17 +101,38 @@ func TestChurn(t *testing.T) {
 	// No negative or absurd rate in any snapshot of the run.
 	const limit = 100e9 // bit/s: far above what a veth carries in the VM
 	all := w.Snapshots()
+	// trafficOf is the traffic of bond (slave "") or of one of its
+	// slaves in s; nil when s has neither.
+	trafficOf := func(s *collector.Snapshot, bond, slave string) *collector.Traffic {
+		b := s.Bond(bond)
+		switch {
+		case b == nil:
+			return nil
+		case slave == "":
+			return &b.Traffic
+		}
+		for j := range b.Slaves {
+			if b.Slaves[j].Name == slave {
+				return &b.Slaves[j].Traffic
+			}
+		}
+		return nil
+	}
 	// check names the interval and the totals on both sides of it, so a
 	// failure says whether the counters jumped or the interval shrank.
-	check := func(i int, where string, pick func(*collector.Snapshot) *collector.Traffic) {
-		tr := pick(all[i])
+	check := func(i int, bond, slave string) {
+		tr := trafficOf(all[i], bond, slave)
 		for _, r := range []*float64{tr.RxBps, tr.TxBps, tr.RxPps, tr.TxPps} {
 			if r != nil && (*r < 0 || *r > limit) {
 				before := "none"
 				if i > 0 {
-					if p := pick(all[i-1]); p != nil {
+					if p := trafficOf(all[i-1], bond, slave); p != nil {
 						before = totalsText(p.Totals)
 					}
+				}
+				where := bond
+				if slave != "" {
+					where += "/" + slave
 				}
 				t.Errorf("%s at %s: rate %g over %.4f s; totals before %s, after %s",
 					where, all[i].Time.Format("15:04:05.000"), *r, all[i].IntervalSeconds, before, totalsText(tr.Totals))
@@ -119,28 +140,10 @@ func TestChurn(t *testing.T) {
 		}
 	}
 	for i, s := range all {
-		for bi, b := range s.Bonds {
-			bondOf := func(s *collector.Snapshot) *collector.BondSample { return s.Bond(b.Name) }
-			check(i, b.Name, func(s *collector.Snapshot) *collector.Traffic {
-				if s == all[i] {
-					return &all[i].Bonds[bi].Traffic
-				}
-				if pb := bondOf(s); pb != nil {
-					return &pb.Traffic
-				}
-				return nil
-			})
+		for _, b := range s.Bonds {
+			check(i, b.Name, "")
 			for _, sl := range b.Slaves {
-				check(i, b.Name+"/"+sl.Name, func(s *collector.Snapshot) *collector.Traffic {
-					if pb := bondOf(s); pb != nil {
-						for j := range pb.Slaves {
-							if pb.Slaves[j].Name == sl.Name {
-								return &pb.Slaves[j].Traffic
-							}
-						}
-					}
-					return nil
-				})
+				check(i, b.Name, sl.Name)
 			}
 		}
 	}
