@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/bondtop/bondtop/bonding"
+	"github.com/bondtop/bondtop/internal/loopback"
 )
 
 func testPlacement(t *testing.T, policy bonding.Policy, slaves ...string) *Placement {
@@ -109,7 +110,7 @@ func TestClientUsesPlannedPorts(t *testing.T) {
 		}
 	}
 	// --cport: consecutive ports.
-	first := freePort(t)
+	first := uint16(loopback.FreeRun(t, 2))
 	sum, _ = runClient(t, Config{Target: "127.0.0.1", Port: port, Streams: 2, Duration: 1e9, FirstPort: first})
 	for i, s := range sum.Streams {
 		if s.SourcePort != first+uint16(i) {
