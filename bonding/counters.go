@@ -1,5 +1,7 @@
 package bonding
 
+import "time"
+
 // Counter names one interface statistic. The order is the JSON and
 // /sys/class/net/<if>/statistics naming, so loops can walk them all.
 type Counter uint8
@@ -44,12 +46,28 @@ type Counters struct {
 	// what its slaves move from the instant it enslaves them), so
 	// counters of two instances are never compared: Follows.
 	link uint64
+	// age is how long before its source's Read returned the counters
+	// were read, for counters read apart from the rest of a reading (an
+	// Open vSwitch member's, after the kernel's dump); aged says it was
+	// set. Rates run between the times counters were read, and a second
+	// source that is slow to answer would otherwise stretch or squeeze
+	// one interval for the counters read before it.
+	age  time.Duration
+	aged bool
 }
 
 // SetLink records the instance of the interface the counters were read
 // from: its ifindex, or any other number the source keeps for as long as
 // the interface exists and never gives another one. Zero means unknown.
 func (cs *Counters) SetLink(id uint64) { cs.link = id }
+
+// SetAge records how long before the source's Read returned the
+// counters were read, when that differs from the rest of the reading
+// (collector.Reading.CountersAge tells the others').
+func (cs *Counters) SetAge(d time.Duration) { cs.age, cs.aged = d, true }
+
+// Age returns what SetAge recorded, and whether it was called.
+func (cs Counters) Age() (time.Duration, bool) { return cs.age, cs.aged }
 
 // Follows reports whether cs may be compared with prev, read earlier
 // under the same name: both come from the same instance of the

@@ -22,6 +22,8 @@ type ovsBonds struct {
 	// then a missing OVS is a warning, not silence.
 	explicit bool
 	links    memberLinks
+	// now is the live source's clock: the times counters are read on.
+	now func() time.Time
 }
 
 // ovsReadTimeout bounds one OVS read: both daemons answer in
@@ -35,8 +37,8 @@ type memberLinks interface {
 
 // newOVSBonds reads from rundir ("" means ovs.DefaultRunDir, where a host
 // without OVS is not worth a warning).
-func newOVSBonds(rundir string) *ovsBonds {
-	return &ovsBonds{client: ovs.NewClient(rundir), explicit: rundir != "", links: netlinkMembers{}}
+func newOVSBonds(rundir string, now func() time.Time) *ovsBonds {
+	return &ovsBonds{client: ovs.NewClient(rundir), explicit: rundir != "", links: netlinkMembers{}, now: now}
 }
 
 func (o *ovsBonds) close() { o.client.Close() }
@@ -45,10 +47,18 @@ func (o *ovsBonds) close() { o.client.Close() }
 // kernelErr): Linux bonds get Kind "linux", all stay in name order. A
 // host with OVS bonds and no bonding driver is fine; with neither, the
 // kernel's error stands.
+//
+// OVS answers after the kernel's counters were read, in milliseconds or,
+// from a busy ovs-vswitchd, up to ovsReadTimeout: the kernel's counters
+// age by that wait (r.CountersAge), and each OVS bond's counters carry
+// their own age, from when its members were read.
 func (o *ovsBonds) add(r Reading, kernelErr error) (Reading, error) {
 	if kernelErr != nil && !errors.Is(kernelErr, ErrNoBonding) {
 		return r, kernelErr
 	}
+	started := o.now()
+	kernelBonds := len(r.Bonds)
+	var membersRead []time.Time // by OVS bond, in r.Bonds[kernelBonds:]
 	for i := range r.Bonds {
 		if r.Bonds[i].Kind == "" {
 			r.Bonds[i].Kind = bonding.KindLinux
@@ -69,8 +79,14 @@ func (o *ovsBonds) add(r Reading, kernelErr error) (Reading, error) {
 		for i := range host.Bonds {
 			b := FromOVS(&host.Bonds[i])
 			r.Warnings = append(r.Warnings, readMembers(o.links, &host.Bonds[i], &b)...)
+			membersRead = append(membersRead, o.now())
 			r.Bonds = append(r.Bonds, b)
 		}
+	}
+	done := o.now()
+	r.CountersAge += done.Sub(started)
+	for i, at := range membersRead {
+		ageCounters(&r.Bonds[kernelBonds+i], done.Sub(at))
 	}
 	if kernelErr != nil && len(r.Bonds) == 0 {
 		if err != nil && o.explicit {
@@ -80,6 +96,14 @@ func (o *ovsBonds) add(r Reading, kernelErr error) (Reading, error) {
 	}
 	sort.SliceStable(r.Bonds, func(i, j int) bool { return r.Bonds[i].Name < r.Bonds[j].Name })
 	return r, nil
+}
+
+// ageCounters gives the counters of b and of its slaves the age d.
+func ageCounters(b *bonding.Bond, d time.Duration) {
+	b.Counters.SetAge(d)
+	for i := range b.Slaves {
+		b.Slaves[i].Counters.SetAge(d)
+	}
 }
 
 // FromOVS turns an OVS bond into the common model. Members keep OVS's

@@ -22,9 +22,26 @@ func TestOVSRealSampler(t *testing.T) {
 	defer live.Close()
 	live.ReadOVS(o.RunDir)
 	s := NewSampler(live, Options{})
+	began := time.Now()
 	snap, err := s.Sample()
+	took := time.Since(began)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// OVS answers after the kernel's dump: its bonds' counters say how
+	// long before the reading ended they were read, within the reading.
+	for _, b := range snap.Bonds {
+		if b.Kind != bonding.KindOVS {
+			continue
+		}
+		if age, ok := b.Counters.Age(); !ok || age < 0 || age > took {
+			t.Errorf("%s: counters' age %v (set: %v), the reading took %v", b.Name, age, ok, took)
+		}
+		for _, sl := range b.Slaves {
+			if age, ok := sl.Counters.Age(); !ok || age < 0 || age > took {
+				t.Errorf("%s/%s: counters' age %v (set: %v), the reading took %v", b.Name, sl.Name, age, ok, took)
+			}
+		}
 	}
 
 	// The judge for names, modes and members: bond/list.

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/ovs"
@@ -94,11 +95,20 @@ func TestOVSBondsWithoutOVS(t *testing.T) {
 	linux := Reading{Bonds: []bonding.Bond{{Name: "bond0"}}}
 
 	// Asked for (--ovs-rundir) and absent: a warning, the kernel's bonds stay.
-	o := &ovsBonds{client: ovs.NewClient(dir), explicit: true, links: fakeLinks{}}
+	// A clock a second on at each look: the kernel's counters (read
+	// before add) age by the OVS read, here two looks.
+	clk := &fakeClock{now: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)}
+	tick := func() time.Time { clk.Advance(time.Second); return clk.now }
+	o := &ovsBonds{client: ovs.NewClient(dir), explicit: true, links: fakeLinks{}, now: tick}
+	linux.CountersAge = time.Millisecond
 	r, err := o.add(linux, nil)
 	if err != nil || len(r.Bonds) != 1 || r.Bonds[0].Kind != bonding.KindLinux || len(r.Warnings) != 1 {
 		t.Fatalf("explicit, absent: %+v, %v", r, err)
 	}
+	if want := time.Second + time.Millisecond; r.CountersAge != want {
+		t.Errorf("kernel counters' age %v after the OVS read, want %v", r.CountersAge, want)
+	}
+	linux.CountersAge = 0
 	// No bonding driver either: both reasons in the error.
 	if _, err := o.add(Reading{}, ErrNoBonding); !errors.Is(err, ErrNoBonding) || !strings.Contains(err.Error(), "db.sock") {
 		t.Fatalf("explicit, nothing: %v", err)

@@ -74,8 +74,10 @@ type Sampler struct {
 	src  Source
 	opts Options
 	hist *History
-	// prevCountersAt is when prev's counters were read (Reading.CountersAge).
-	prevCountersAt time.Time
+	// prevCountersAt is when prev's counters were read (Reading.CountersAge),
+	// and prevAt when its snapshot was made, for counters with an age of
+	// their own (bonding.Counters.Age); both on the Sampler's clock.
+	prevCountersAt, prevAt time.Time
 	// prev is the reading of the last snapshot, by bond name: the base of
 	// its rates. last is the latest reading of any kind, the base of
 	// events; it runs ahead of prev when Intervals reads a link change
@@ -252,11 +254,9 @@ func (s *Sampler) sampleReading(r Reading) (*Snapshot, error) {
 	if r.Unprivileged {
 		snap.Notes = append(snap.Notes, "not root: the LACP system priority and MAC and each slave's LACPDU details (partner system, keys, ports) need CAP_NET_ADMIN (run bondtop with sudo to see them)")
 	}
-	countersAt := now.Add(-r.CountersAge)
-	seconds := 0.0
-	if s.started {
-		seconds = countersAt.Sub(s.prevCountersAt).Seconds()
-	}
+	span := countersSpan{prevAt: s.prevAt, prevCountersAt: s.prevCountersAt,
+		at: now, countersAt: now.Add(-r.CountersAge), started: s.started}
+	seconds := span.reading()
 	snap.IntervalSeconds = seconds
 	if s.pace.judge {
 		s.pace.judge = false
@@ -264,13 +264,13 @@ func (s *Sampler) sampleReading(r Reading) (*Snapshot, error) {
 	}
 
 	snap.Events = s.compare(snap.Events, now, r)
-	s.sampleBonds(snap, r, seconds)
+	s.sampleBonds(snap, r, span)
 	for _, name := range s.opts.Bonds {
 		if r.Bond(name) == nil {
 			snap.Missing = append(snap.Missing, name)
 		}
 	}
-	s.prev, s.last, s.prevCountersAt, s.started = r.Bonds, r.Bonds, countersAt, true
+	s.prev, s.last, s.prevCountersAt, s.prevAt, s.started = r.Bonds, r.Bonds, span.countersAt, now, true
 	if s.neighbors != nil {
 		s.neighbors.attach(snap, s.Interval())
 	}
@@ -339,7 +339,7 @@ func (s *Sampler) follows(name string) bool {
 // sampleBonds turns the followed bonds of a reading into the snapshot's
 // BondSamples: one array for the bonds, one for all their slaves, and the
 // few of numbers for their traffic, whatever the number of bonds.
-func (s *Sampler) sampleBonds(snap *Snapshot, r Reading, seconds float64) {
+func (s *Sampler) sampleBonds(snap *Snapshot, r Reading, span countersSpan) {
 	bonds, slaves, rooms := 0, 0, 0
 	for i := range r.Bonds {
 		if s.follows(r.Bonds[i].Name) {
@@ -360,20 +360,54 @@ func (s *Sampler) sampleBonds(snap *Snapshot, r Reading, seconds float64) {
 			continue
 		}
 		n := len(b.Slaves)
-		snap.Bonds = append(snap.Bonds, sampleBond(nums, s.prevBond(b.Name), b, all[:n:n], seconds))
+		snap.Bonds = append(snap.Bonds, sampleBond(nums, s.prevBond(b.Name), b, all[:n:n], span))
 		all = all[n:]
 	}
 }
 
+// countersSpan times the counters of two consecutive readings on the
+// Sampler's clock: a reading's counters were read CountersAge before its
+// snapshot, except those that carry an age of their own.
+type countersSpan struct {
+	prevAt, prevCountersAt time.Time // the previous snapshot, its reading's counters
+	at, countersAt         time.Time // this one
+	started                bool      // there is a previous snapshot
+}
+
+// reading is the seconds between the two readings' counters; zero for
+// the first.
+func (sp countersSpan) reading() float64 {
+	if !sp.started {
+		return 0
+	}
+	return sp.countersAt.Sub(sp.prevCountersAt).Seconds()
+}
+
+// between is the seconds between an interface's counters in the previous
+// reading and in this one.
+func (sp countersSpan) between(prev, cur bonding.Counters) float64 {
+	if !sp.started {
+		return 0
+	}
+	from, to := sp.prevCountersAt, sp.countersAt
+	if age, ok := prev.Age(); ok {
+		from = sp.prevAt.Add(-age)
+	}
+	if age, ok := cur.Age(); ok {
+		to = sp.at.Add(-age)
+	}
+	return to.Sub(from).Seconds()
+}
+
 // sampleBond fills slaves (as many as cur has) and returns cur's sample.
-func sampleBond(nums *numbers, prev, cur *bonding.Bond, slaves []SlaveSample, seconds float64) BondSample {
+func sampleBond(nums *numbers, prev, cur *bonding.Bond, slaves []SlaveSample, span countersSpan) BondSample {
 	bs := BondSample{Bond: *cur}
 	bs.Bond.Slaves = nil // BondSample.Slaves carries them, with traffic
 	var prevCounters bonding.Counters
 	if prev != nil {
 		prevCounters = prev.Counters
 	}
-	bs.Traffic = traffic(nums, prevCounters, prev != nil, cur.Counters, seconds)
+	bs.Traffic = traffic(nums, prevCounters, prev != nil, cur.Counters, span.between(prevCounters, cur.Counters))
 	bs.Slaves = slaves
 	for i := range cur.Slaves {
 		sl := &cur.Slaves[i]
@@ -383,9 +417,9 @@ func sampleBond(nums *numbers, prev, cur *bonding.Bond, slaves []SlaveSample, se
 		}
 		ss := SlaveSample{Slave: *sl}
 		if ps != nil {
-			ss.Traffic = traffic(nums, ps.Counters, true, sl.Counters, seconds)
+			ss.Traffic = traffic(nums, ps.Counters, true, sl.Counters, span.between(ps.Counters, sl.Counters))
 		} else {
-			ss.Traffic = traffic(nums, bonding.Counters{}, false, sl.Counters, seconds)
+			ss.Traffic = traffic(nums, bonding.Counters{}, false, sl.Counters, 0)
 		}
 		bs.Slaves[i] = ss
 	}

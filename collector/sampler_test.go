@@ -519,3 +519,58 @@ func TestSamplerRatesRunBetweenCounterReads(t *testing.T) {
 		t.Errorf("interval %v s, want the counters' 0.1016", snap.IntervalSeconds)
 	}
 }
+
+// readingSource hands out the Reading a test sets (its bonds copied).
+type readingSource struct{ r Reading }
+
+func (s *readingSource) Read() (Reading, error) {
+	r := s.r
+	r.Bonds = slices.Clone(s.r.Bonds)
+	for i := range r.Bonds {
+		r.Bonds[i].Slaves = slices.Clone(r.Bonds[i].Slaves)
+	}
+	return r, nil
+}
+func (s *readingSource) Close() error { return nil }
+
+// TestSamplerRatesRunBetweenEachInterfacesReads: a reading whose second
+// part came late (Open vSwitch's bonds, read after the kernel's dump, on a
+// host where ovs-vswitchd was slow to answer once). The kernel's bond
+// moved 1 MB in the 1 s between its counters, the OVS bond 1.3 MB in the
+// 1.3 s between its own: both run at 8 Mbit/s, though the snapshots are
+// 1.3 s apart and the reading's counters (the kernel's) 1 s.
+func TestSamplerRatesRunBetweenEachInterfacesReads(t *testing.T) {
+	set := func(b *bonding.Bond, bytes uint64, age time.Duration, aged bool) {
+		b.Counters.Set(bonding.TxBytes, bytes)
+		b.Slaves[0].Counters.Set(bonding.TxBytes, bytes)
+		if aged {
+			b.Counters.SetAge(age)
+			b.Slaves[0].Counters.SetAge(age)
+		}
+	}
+	linux, ovs := xorBond("eth0"), xorBond("eth1")
+	ovs.Name, ovs.Kind = "bond-ovs", bonding.KindOVS
+	t0 := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	clk := &fakeClock{now: t0}
+	set(&linux, 1_000_000, 0, false)
+	set(&ovs, 1_000_000, 0, true)
+	src := &readingSource{r: Reading{Bonds: []bonding.Bond{ovs, linux}}}
+	s := NewSampler(src, Options{Interval: time.Second, Clock: clk.Now})
+	mustSample(t, s)
+
+	// The kernel's counters at t0+1 s, OVS's when the Read returned, 300 ms later.
+	clk.now = t0.Add(1300 * time.Millisecond)
+	linux, ovs = src.r.Bonds[1], src.r.Bonds[0]
+	set(&linux, 2_000_000, 0, false)
+	set(&ovs, 2_300_000, 0, true)
+	src.r = Reading{Bonds: []bonding.Bond{ovs, linux}, CountersAge: 300 * time.Millisecond}
+	snap := mustSample(t, s)
+	for _, name := range []string{"bond0", "bond-ovs"} {
+		b := snap.Bond(name)
+		approx(t, name+" tx", b.TxBps, 8e6)
+		approx(t, name+" slave tx", b.Slaves[0].TxBps, 8e6)
+	}
+	if math.Abs(snap.IntervalSeconds-1) > 1e-9 {
+		t.Errorf("interval %v s, want the kernel's counters' 1 s", snap.IntervalSeconds)
+	}
+}

@@ -32,7 +32,9 @@ type Reading struct {
 	// counters were read, on the Sampler's clock: two snapshots made a
 	// few milliseconds apart, after a slow read and a quick one, would
 	// otherwise divide a slow read's worth of counting by those
-	// milliseconds.
+	// milliseconds. Counters read apart from the rest (an Open vSwitch
+	// bond's, after the kernel's) carry their own age instead
+	// (bonding.Counters.Age).
 	CountersAge time.Duration
 }
 
