@@ -1,6 +1,6 @@
 # bondtop: build, test, lint, and the real-kernel lab.
 #
-#   make build       static binary in ./bin/bondtop (CGO_ENABLED=0)
+#   make build       static binary in ./bin/bondtop (CGO_ENABLED=0; TAGS=nometrics: no /metrics server)
 #   make test        everything CI runs: deps, lint, unit tests with -race, the lab
 #   make lint        gofmt, go vet, staticcheck
 #   make lab-deps    qemu, tc, bpftool + Debian's 6.1 and 6.12 kernels into .cache/lab (needs root/apt)
@@ -24,8 +24,9 @@ LAB_FIXTURES_KERNEL ?= 6.1
 
 .PHONY: build test deps tools lint unit lab-deps test-lab lab-fixtures ovs-fixtures fuzz bench clean generate measure check-generate
 
+# TAGS=nometrics: a dashboard without the /metrics server (see the README).
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o bin/bondtop ./cmd/bondtop
+	CGO_ENABLED=0 $(GO) build -trimpath -tags '$(TAGS)' -ldflags "-s -w -X main.version=$(VERSION)" -o bin/bondtop ./cmd/bondtop
 
 test: deps lint check-generate unit test-lab
 
@@ -38,8 +39,10 @@ tools:
 lint: tools
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) vet -tags nometrics ./cmd/bondtop
 	GOOS=darwin $(GO) vet ./...
 	$(GOBIN)/staticcheck ./...
+	$(GOBIN)/staticcheck -tags nometrics ./cmd/bondtop
 
 # The lab package is left to test-lab, which runs it verbosely once.
 unit:

@@ -5,7 +5,8 @@
 # counters move every 100 ms, bmon and nload on this host's interfaces.
 # Prints CPU (% of one core) and RSS per tool and pace, and bondtop's
 # ratio to bmon; bondtop also runs --demo with its flows view closed and
-# open (a --root tree has no flows). Installs bmon and nload (apt) when
+# open (a --root tree has no flows), and the build without the /metrics
+# server (-tags nometrics) on the tree. Installs bmon and nload (apt) when
 # missing: it is a measurement, not part of `make test`.
 #
 #   scripts/measure-top.sh [path/to/bondtop]
@@ -37,6 +38,10 @@ trap cleanup EXIT
 # started while the server exits after the last one ends fails.
 tmux new-session -d -s "$session-keep" "sleep 86400"
 go build -o "$work/measure-bonds" ./scripts/measure-bonds
+# The dashboard without the /metrics server (make build TAGS=nometrics):
+# the same program less net/http, TLS and the Prometheus libraries.
+LITE=$work/bondtop-nometrics
+CGO_ENABLED=0 go build -trimpath -tags nometrics -ldflags "-s -w" -o "$LITE" ./cmd/bondtop
 "$work/measure-bonds" -tree "$work/tree" -size "${SIZE:-1x4}" &
 tree_pid=$!
 sleep 1
@@ -88,10 +93,12 @@ for pace in 1s 100ms; do
     # has not: the demo (8 bonds, a simulated flow table) closed and open.
     read -r dc_cpu dc_rss dc_anon < <(run "" "$BIN" --demo --interval "$pace" bond0)
     read -r do_cpu do_rss do_anon < <(run f "$BIN" --demo --interval "$pace" bond0)
+    read -r lt_cpu lt_rss lt_anon < <(run "" "$LITE" --root "$work/tree" --interval "$pace" bond1)
     ratio() { awk -v a="$1" -v b="$bm_cpu" 'BEGIN { if (b > 0) printf "%.2f×", a/b; else print "-" }'; }
     row "bondtop --root" "$pace" "$bt_cpu" "$bt_rss" "$bt_anon" "$(ratio "$bt_cpu")"
     row "bondtop --demo" "$pace" "$dc_cpu" "$dc_rss" "$dc_anon" "$(ratio "$dc_cpu")"
     row "bondtop --demo, flows" "$pace" "$do_cpu" "$do_rss" "$do_anon" "$(ratio "$do_cpu")"
+    row "nometrics --root" "$pace" "$lt_cpu" "$lt_rss" "$lt_anon" "$(ratio "$lt_cpu")"
     row bmon "$pace" "$bm_cpu" "$bm_rss" "$bm_anon" "1.00×"
     row nload "$pace" "$nl_cpu" "$nl_rss" "$nl_anon" "$(ratio "$nl_cpu")"
 done
@@ -103,12 +110,16 @@ done
 # replay's, so it is not shown.
 for pace in 1s 100ms; do
     "$work/measure-bonds" -hour "$work/hour-$pace.rec" -size 1x4 -pace "$pace"
-    tmux new-session -d -s "$session" -x 160 -y 48 "$BIN --replay $work/hour-$pace.rec --speed 360 bond1"
-    sleep 11
-    tmux send-keys -t "$session" g g
-    sleep 10
-    pid=$(tmux list-panes -t "$session" -F '#{pane_pid}')
-    row "bondtop, 1 h history" "$pace" "-" "$(awk '{ printf "%.1f", $1/1024 }' <<<"$(rss_kb "$pid")")" \
-        "$(awk '{ printf "%.1f", $1/1024 }' <<<"$(anon_kb "$pid")")" "-"
-    tmux kill-session -t "$session"
+    for build in bondtop nometrics; do
+        bin=$BIN
+        [ "$build" = nometrics ] && bin=$LITE
+        tmux new-session -d -s "$session" -x 160 -y 48 "$bin --replay $work/hour-$pace.rec --speed 360 bond1"
+        sleep 11
+        tmux send-keys -t "$session" g g
+        sleep 10
+        pid=$(tmux list-panes -t "$session" -F '#{pane_pid}')
+        row "$build, 1 h history" "$pace" "-" "$(awk '{ printf "%.1f", $1/1024 }' <<<"$(rss_kb "$pid")")" \
+            "$(awk '{ printf "%.1f", $1/1024 }' <<<"$(anon_kb "$pid")")" "-"
+        tmux kill-session -t "$session"
+    done
 done

@@ -197,7 +197,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	if opts.version {
-		fmt.Fprintf(stdout, "bondtop %s\n", buildVersion())
+		fmt.Fprintf(stdout, "bondtop %s%s\n", buildVersion(), buildNote)
 		return exitOK
 	}
 
