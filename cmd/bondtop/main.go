@@ -169,6 +169,19 @@ func main() {
 	os.Exit(code)
 }
 
+// keepHeapSmall has the garbage collector run when the heap has grown by
+// half since the last collection rather than doubled (GOGC=50), in the
+// modes that stay up for hours: their live heap is a few megabytes (the
+// terminal's cell buffers, the history) and they allocate little a tick,
+// so collecting sooner costs no CPU scripts/measure-top.sh can tell from
+// its noise, and the process holds 0.4-1.2 MB less (README, "Lighter
+// than bmon"). A GOGC set in the environment is the user's and stands.
+func keepHeapSmall() {
+	if _, set := os.LookupEnv("GOGC"); !set {
+		debug.SetGCPercent(50)
+	}
+}
+
 // run is main without the process: it returns the exit code, so tests can
 // call it.
 func run(args []string, stdout, stderr io.Writer) int {
@@ -248,6 +261,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		opts.readFailed = exp.ReadFailed
 	}
 
+	if opts.command == "" && !opts.once && opts.count == 0 {
+		keepHeapSmall() // the modes that stay up: the dashboard, --headless, the watch
+	}
 	switch {
 	case opts.command == "list":
 		return fail(stderr, listBonds(src, opts.json, stdout))
