@@ -75,7 +75,7 @@ FUZZ_TARGETS := bonding:FuzzParseProc bonding:FuzzParseNetDev bonding:FuzzReadSy
 	collector/neighbors:FuzzDecode bonding:FuzzParseXstats collector/neighbors:FuzzDecodeLACPDU \
 	ovs:FuzzDecodeMessage ovs:FuzzParseBondShow ovs:FuzzParseLACPShow \
 	bonding/module:FuzzDecode bonding:FuzzParseEthtool collector:FuzzLinkMemo \
-	collector:FuzzRtnlMessages
+	collector:FuzzRtnlMessages ui:FuzzDropCluster
 
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \

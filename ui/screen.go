@@ -4,6 +4,7 @@ import (
 	"image"
 	"io"
 	"slices"
+	"unicode/utf8"
 
 	"github.com/gdamore/tcell/v2"
 	"github.com/gdamore/tcell/v2/terminfo"
@@ -176,16 +177,25 @@ func (s *quietScreen) Put(x, y int, str string, style tcell.Style) (string, int)
 // a screen. A cell that holds its byte already is only marked written,
 // with the style looked up once for the run instead of once per cell.
 func (s *quietScreen) putASCII(x, y int, text string, style tcell.Style) {
-	if y < 0 || y >= s.height || !s.covered.Empty() {
+	if y < 0 || y >= s.height {
 		for k := range len(text) {
 			s.Put(x+k, y, text[k:k+1], style)
 		}
 		return
 	}
+	// The columns of this row under an overlay: a byte there is a cell
+	// the overlay writes over, dropped as Put would drop it.
+	coverFrom, coverTo := 0, 0
+	if !s.covered.Empty() && y >= s.covered.Min.Y && y < s.covered.Max.Y {
+		coverFrom, coverTo = s.covered.Min.X, s.covered.Max.X
+	}
 	id := s.styleID(style)
 	row := y * s.width
 	for k := range len(text) {
 		cx := x + k
+		if cx >= coverFrom && cx < coverTo {
+			continue
+		}
 		if cx < 0 || cx >= s.width {
 			s.Put(cx, y, text[k:k+1], style)
 			continue
@@ -314,6 +324,13 @@ func (s *quietScreen) HideCursor() {
 	s.Screen.HideCursor()
 }
 
+// lineArtRune reports whether r is one of the box-drawing, block or
+// braille characters the panels draw borders, bars and graphs with: one
+// column wide, never joined to the character before or after.
+func lineArtRune(r rune) bool {
+	return r >= 0x2500 && r <= 0x259f || r >= 0x2800 && r <= 0x28ff
+}
+
 // dropCluster is what Put returns for str without drawing it: the rest
 // after its first grapheme cluster, and the cluster's width.
 func dropCluster(str string) (string, int) {
@@ -322,6 +339,13 @@ func dropCluster(str string) (string, int) {
 	}
 	if asciiCell(str) {
 		return str[1:], 1
+	}
+	if r, n := utf8.DecodeRuneInString(str); lineArtRune(r) {
+		// A border, bar or graph character, a cell of its own unless a
+		// mark joins it (the next character is not ASCII or line art).
+		if next, _ := utf8.DecodeRuneInString(str[n:]); n == len(str) || next < utf8.RuneSelf || lineArtRune(next) {
+			return str[n:], 1
+		}
 	}
 	_, rest, width, _ := uniseg.FirstGraphemeClusterInString(str, -1)
 	return rest, width

@@ -211,3 +211,77 @@ func TestQuietScreenManyStyles(t *testing.T) {
 		}
 	}
 }
+
+// dropClusterCases: line art alone, before ASCII, before more line art,
+// before a combining mark, a variation selector, a joiner, an emoji; and
+// other text the panels hold.
+var dropClusterCases = []string{
+	"│", "│ x", "──┐", "█▉▊", "⣿⣀⡀ 12", "─\u0301x", "▕\ufe0f", "─\u200d─", "█😀",
+	"a", "é x", "e\u0301", "漢字", "😀", "\x01", "", "\xff│", "│\xff",
+}
+
+// TestDropClusterMatchesUniseg: what a write under an overlay skips is
+// the first grapheme cluster and its width, as uniseg parses it.
+func TestDropClusterMatchesUniseg(t *testing.T) {
+	for _, s := range dropClusterCases {
+		checkDropCluster(t, s)
+	}
+}
+
+func FuzzDropCluster(f *testing.F) {
+	for _, s := range dropClusterCases {
+		f.Add(s)
+	}
+	f.Fuzz(checkDropCluster)
+}
+
+func checkDropCluster(t *testing.T, s string) {
+	rest, width := dropCluster(s)
+	_, wantRest, wantWidth, _ := uniseg.FirstGraphemeClusterInString(s, -1)
+	if rest != wantRest || width != wantWidth {
+		t.Errorf("dropCluster(%q) = %q, %d; uniseg: %q, %d", s, rest, width, wantRest, wantWidth)
+	}
+}
+
+// TestPutASCIIUnderCover: a run of text across an overlay's edge leaves
+// the cells under it to the overlay and writes the others, as writing it
+// cell by cell does.
+func TestPutASCIIUnderCover(t *testing.T) {
+	screens := [2]tcell.SimulationScreen{tcell.NewSimulationScreen(""), tcell.NewSimulationScreen("")}
+	var qs [2]*quietScreen
+	for i, sim := range screens {
+		if err := sim.Init(); err != nil {
+			t.Fatal(err)
+		}
+		sim.SetSize(20, 3)
+		qs[i] = newQuietScreen(sim, nil)
+		qs[i].Clear()
+		qs[i].cover(5, 1, 6, 1) // columns 5-10 of row 1
+	}
+	for y := range 3 {
+		text := "0123456789abcdefghij"
+		qs[0].putASCII(-2, y, text, tcell.StyleDefault)
+		for k := range len(text) {
+			qs[1].Put(-2+k, y, text[k:k+1], tcell.StyleDefault)
+		}
+	}
+	for i := range qs {
+		qs[i].uncover()
+		qs[i].Show()
+	}
+	for y := range 3 {
+		var got, want strings.Builder
+		for x := range 20 {
+			a, _, _ := screens[0].Get(x, y)
+			b, _, _ := screens[1].Get(x, y)
+			got.WriteString(a)
+			want.WriteString(b)
+		}
+		if got.String() != want.String() {
+			t.Errorf("row %d: %q, cell by cell %q", y, got.String(), want.String())
+		}
+		if y == 1 && got.String() != "23456      defghij  " {
+			t.Errorf("row 1: %q, want the covered columns 5-10 left blank", got.String())
+		}
+	}
+}

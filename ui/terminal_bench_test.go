@@ -114,10 +114,20 @@ func BenchmarkTerminalFrame(b *testing.B) {
 	}
 }
 
-func benchTerminalFrame(b *testing.B, width, height int, painted bool) {
-	_, tty, frame := terminalDashboard(b, width, height, painted)
+// BenchmarkTerminalFrameOverlay is BenchmarkTerminalFrame's 160x48 frame
+// through the painter with the help open over the panels, whose writes
+// under it are dropped.
+func BenchmarkTerminalFrameOverlay(b *testing.B) {
+	benchTerminalFrame(b, 160, 48, true, overlayHelp)
+}
+
+func benchTerminalFrame(b *testing.B, width, height int, painted bool, overlay ...string) {
+	d, tty, frame := terminalDashboard(b, width, height, painted)
 	for range 600 {
 		frame()
+	}
+	for _, name := range overlay {
+		d.openOverlay(name)
 	}
 	b.ReportAllocs()
 	tty.written = 0
