@@ -83,7 +83,9 @@ run() {
 
 row() { printf '%-22s %-6s %8s %8s %8s %12s\n' "$@"; }
 row tool pace "CPU %" "RSS MB" "anon MB" "CPU vs bmon"
+# HISTORY_ONLY=1: only the rows with an hour of history.
 for pace in 1s 100ms; do
+    [ -n "${HISTORY_ONLY:-}" ] && break
     case $pace in 1s) bm=1; nl=1000 ;; 100ms) bm=0.1; nl=100 ;; esac
     # bond1 chosen: with several bonds the list would wait for a pick.
     read -r bt_cpu bt_rss bt_anon < <(run "" "$BIN" --root "$work/tree" --interval "$pace" bond1)
@@ -105,7 +107,9 @@ done
 
 # Memory with the history full: an hour of the tree recorded at each pace
 # (measure-bonds -hour), replayed at 360 times its pace so that the hour
-# passes in 10 s, the 1 h window shown (g g), then held 10 s. Replay
+# passes in 10 s (at 100 ms its 36,000 snapshots take longer: the
+# script waits until the replay is idle), the 1 h window shown (g g),
+# then held 10 s. Replay
 # builds the same history the live dashboard keeps; its CPU is the
 # replay's, so it is not shown.
 for pace in 1s 100ms; do
@@ -116,8 +120,20 @@ for pace in 1s 100ms; do
         tmux new-session -d -s "$session" -x 160 -y 48 "$bin --replay $work/hour-$pace.rec --speed 360 bond1"
         sleep 11
         tmux send-keys -t "$session" g g
-        sleep 10
         pid=$(tmux list-panes -t "$session" -F '#{pane_pid}')
+        # The replay has played the hour when it stops using the CPU (at
+        # 100 ms it decodes 36,000 snapshots, which takes longer than
+        # the 10 s asked): wait for 3 s in a row under 1 ms of CPU each
+        # (3 minutes at most), then hold 10 s.
+        idle=0 last=$(cpu_ns "$pid")
+        for _ in $(seq 180); do
+            sleep 1
+            now=$(cpu_ns "$pid")
+            if [ $((now - last)) -lt 1000000 ]; then idle=$((idle + 1)); else idle=0; fi
+            [ "$idle" -ge 3 ] && break
+            last=$now
+        done
+        sleep 10
         row "$build, 1 h history" "$pace" "-" "$(awk '{ printf "%.1f", $1/1024 }' <<<"$(rss_kb "$pid")")" \
             "$(awk '{ printf "%.1f", $1/1024 }' <<<"$(anon_kb "$pid")")" "-"
         tmux kill-session -t "$session"
