@@ -173,9 +173,10 @@ func main() {
 // half since the last collection rather than doubled (GOGC=50), in the
 // modes that stay up for hours: their live heap is a few megabytes (the
 // terminal's cell buffers, the history) and they allocate little a tick,
-// so collecting sooner costs no CPU scripts/measure-top.sh can tell from
-// its noise, and the process holds 0.4-1.2 MB less (README, "Lighter
-// than bmon"). A GOGC set in the environment is the user's and stands.
+// so collecting sooner costs little: on the tree, 0.07 → 0.08% of a core
+// at 1 s and nothing measurable at 100 ms, for 0.4-1.2 MB less held
+// (README, "Lighter than bmon", step 18). A GOGC set in the environment
+// is the user's and stands.
 func keepHeapSmall() {
 	if _, set := os.LookupEnv("GOGC"); !set {
 		debug.SetGCPercent(50)
