@@ -306,6 +306,38 @@ func TestHistoryRingWraps(t *testing.T) {
 	}
 }
 
+// TestHistoryRingClockJumps: the ring keeps its times as 32-bit
+// milliseconds after a base; a clock set back moves the base and keeps
+// the samples, in the order they came; a jump of more than 49 days (a host
+// asleep for weeks) drops what is held rather than wrap.
+func TestHistoryRingClockJumps(t *testing.T) {
+	r := newRing(10)
+	t0 := time.Unix(1_000_000, 123_456_789)
+	one := 1.0
+	r.push(t0, &one)
+	r.push(t0.Add(time.Second), &one)
+	back := t0.Add(-time.Hour)
+	r.push(back, &one) // set back by an hour
+	got := r.since(nil, time.Time{})
+	want := []time.Time{t0, t0.Add(time.Second), back}
+	if len(got) != len(want) {
+		t.Fatalf("%d points after the clock went back, want %d: %+v", len(got), len(want), got)
+	}
+	for i := range want {
+		if !got[i].Time.Equal(want[i].Truncate(time.Millisecond)) {
+			t.Errorf("point %d at %v, want %v (to the millisecond)", i, got[i].Time, want[i])
+		}
+	}
+	far := t0.Add(50 * 24 * time.Hour)
+	r.push(far, &one)
+	if got := r.since(nil, time.Time{}); len(got) != 1 || !got[0].Time.Equal(far.Truncate(time.Millisecond)) {
+		t.Fatalf("after 50 days: %+v, want only the new point", got)
+	}
+	if first, ok := r.first(); !ok || !first.Equal(far.Truncate(time.Millisecond)) {
+		t.Fatalf("first %v %v, want %v", first, ok, far)
+	}
+}
+
 // TestHistorySinceCutsWhereTimeDoes checks the bisection against a plain
 // scan on a wrapped ring, for every cut point.
 func TestHistorySinceCutsWhereTimeDoes(t *testing.T) {
