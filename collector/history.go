@@ -71,13 +71,9 @@ func (r *Ring) offset(t time.Time) uint32 {
 	if off := ms - r.base; off >= 0 && off <= math.MaxUint32 {
 		return uint32(off)
 	}
-	base := ms
+	base, newest := ms, ms
 	for i := range r.times {
-		base = min(base, r.at(i))
-	}
-	newest := ms
-	for i := range r.times {
-		newest = max(newest, r.at(i))
+		base, newest = min(base, r.at(i)), max(newest, r.at(i))
 	}
 	if newest-base > math.MaxUint32 {
 		r.times, r.values, r.next, r.full = r.times[:0], r.values[:0], 0, false
