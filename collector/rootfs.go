@@ -62,6 +62,9 @@ type rootFS struct {
 	buf  []byte
 	path []byte // the NUL-terminated path being opened (Linux)
 	link []byte // the text of the link being read (Linux)
+	// atimeRefused: the kernel refused O_NOATIME on one of the tree's
+	// files (another user's), so they are opened without it (Linux).
+	atimeRefused bool
 
 	// kept are directories whose files stay open between ticks, with
 	// keptFiles descriptors in all (rootkeep_linux.go); now is the
