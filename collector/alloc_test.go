@@ -2,12 +2,16 @@ package collector
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/bondtop/bondtop/bonding"
 )
 
 // advancingCounters moves the byte counters of bond0's slaves in a
@@ -229,4 +233,35 @@ func jsonOf(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// BenchmarkHistoryHour64x8 fills an hour's history at 1 s for 64 bonds
+// of 8 slaves (1,152 series) and reports the heap it holds: the memory a
+// dashboard on such a host keeps for its graphs.
+func BenchmarkHistoryHour64x8(b *testing.B) {
+	snap := &Snapshot{Time: time.Unix(1_700_000_000, 0)}
+	rate := 1e9
+	for i := range 64 {
+		bs := BondSample{Bond: bonding.Bond{Name: fmt.Sprintf("bond%d", i)}, Traffic: Traffic{RxBps: &rate, TxBps: &rate}}
+		for j := range 8 {
+			bs.Slaves = append(bs.Slaves, SlaveSample{Slave: bonding.Slave{Name: fmt.Sprintf("b%ds%d", i, j)}, Traffic: Traffic{RxBps: &rate, TxBps: &rate}})
+		}
+		snap.Bonds = append(snap.Bonds, bs)
+	}
+	var held float64
+	for b.Loop() {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		h := NewHistory(time.Hour, time.Second)
+		for range 3600 {
+			snap.Time = snap.Time.Add(time.Second)
+			h.Record(snap)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		held = float64(after.HeapAlloc-before.HeapAlloc) / 1e6
+		runtime.KeepAlive(h)
+	}
+	b.ReportMetric(held, "MB-held")
 }

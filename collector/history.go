@@ -14,104 +14,138 @@ type Series struct {
 	Tx    bool
 }
 
-// Ring is a fixed-size history of one series. Missing samples are NaN,
-// so a graph shows a gap rather than a false zero.
-type Ring struct {
+// clock is when a bond's samples were taken, a ring of fixed size. A
+// bond's series (its rx and tx, and each slave's) are recorded together,
+// so they share one clock and each keeps only its values (a column): an
+// hour at 1 s of 64 bonds of 8 slaves is 1,152 series of 3,600 values,
+// and 64 clocks.
+type clock struct {
 	// times are milliseconds after base (Unix milliseconds): 4 bytes a
-	// sample beside its value's 4, where Unix nanoseconds took 8. An hour
-	// at 1 s of 64 bonds of 8 slaves is 1,152 series of 3,600 samples. A
-	// millisecond is finer than any pace (100 ms at least) and any
-	// graph's column.
-	base   int64
-	times  []uint32
-	values []float32
-	size   int // capacity
-	next   int // where the next sample goes once full
-	full   bool
+	// sample, where Unix nanoseconds took 8. A millisecond is finer than
+	// any pace (100 ms at least) and any graph's column.
+	base  int64
+	times []uint32
+	size  int // capacity
+	next  int // the oldest sample, where the next goes, once full
 }
 
-// newRing makes a ring of capacity n. Its storage grows as samples arrive:
-// an hour at 100 ms is 36,000 samples per series, and allocating that for
-// every series on the first tick stalls a small machine for nothing.
-func newRing(n int) *Ring {
-	return &Ring{times: make([]uint32, 0, min(n, 64)), values: make([]float32, 0, min(n, 64)), size: n}
+// newClock makes a clock of capacity n. Its storage grows as samples
+// arrive: an hour at 100 ms is 36,000 samples, and allocating that for
+// every bond on the first tick stalls a small machine for nothing.
+func newClock(n int) *clock {
+	return &clock{times: make([]uint32, 0, min(n, 64)), size: n}
 }
 
-func (r *Ring) push(t time.Time, v *float64) {
-	val := float32(math.NaN())
-	if v != nil {
-		val = float32(*v)
+func (c *clock) full() bool { return len(c.times) == c.size }
+
+// oldest is the slot of the oldest sample held.
+func (c *clock) oldest() int {
+	if c.full() {
+		return c.next
 	}
-	r.pushValue(t, val)
+	return 0
+}
+
+// tick takes the time of a new sample: the slot its values go to.
+func (c *clock) tick(t time.Time) int {
+	off := c.offset(t)
+	if !c.full() {
+		c.times = appendWithin(c.times, off, c.size)
+		return len(c.times) - 1
+	}
+	slot := c.next
+	c.times[slot] = off
+	c.next = (c.next + 1) % c.size
+	return slot
 }
 
 // first is the time of the oldest sample held.
-func (r *Ring) first() (time.Time, bool) {
-	switch {
-	case len(r.values) == 0:
+func (c *clock) first() (time.Time, bool) {
+	if len(c.times) == 0 {
 		return time.Time{}, false
-	case r.full:
-		return time.UnixMilli(r.at(r.next)), true
 	}
-	return time.UnixMilli(r.at(0)), true
+	return time.UnixMilli(c.at(c.oldest())), true
 }
 
-// at is the time of sample i, in Unix milliseconds.
-func (r *Ring) at(i int) int64 { return r.base + int64(r.times[i]) }
+// at is the time of slot i, in Unix milliseconds.
+func (c *clock) at(i int) int64 { return c.base + int64(c.times[i]) }
 
-// offset is t as the ring stores it, moving base when t is before it or
+// offset is t as the clock stores it, moving base when t is before it or
 // too far after it for 32 bits (49 days): a clock set back, or a host
-// asleep for weeks. What the ring holds is kept when the move leaves its
-// times in range, and dropped otherwise (it is then that old).
-func (r *Ring) offset(t time.Time) uint32 {
+// asleep for weeks. What the clock holds is kept when the move leaves
+// its times in range, and dropped otherwise (it is then that old; the
+// columns follow at their next put).
+func (c *clock) offset(t time.Time) uint32 {
 	ms := t.UnixMilli()
-	if len(r.values) == 0 {
-		r.base = ms
+	if len(c.times) == 0 {
+		c.base = ms
 	}
-	if off := ms - r.base; off >= 0 && off <= math.MaxUint32 {
+	if off := ms - c.base; off >= 0 && off <= math.MaxUint32 {
 		return uint32(off)
 	}
 	base, newest := ms, ms
-	for i := range r.times {
-		base, newest = min(base, r.at(i)), max(newest, r.at(i))
+	for i := range c.times {
+		base, newest = min(base, c.at(i)), max(newest, c.at(i))
 	}
 	if newest-base > math.MaxUint32 {
-		r.times, r.values, r.next, r.full = r.times[:0], r.values[:0], 0, false
+		c.times, c.next = c.times[:0], 0
 		base = ms
 	}
-	for i := range r.times {
-		r.times[i] = uint32(r.at(i) - base)
+	for i := range c.times {
+		c.times[i] = uint32(c.at(i) - base)
 	}
-	r.base = base
+	c.base = base
 	return uint32(ms - base)
 }
 
-func (r *Ring) pushValue(t time.Time, val float32) {
-	off := r.offset(t)
-	if !r.full && len(r.values) < r.size {
-		r.times = append(r.times, off)
-		r.values = append(r.values, val)
-		if len(r.values) == r.size {
-			r.full = true
-		}
+// grow raises the clock's capacity to n, keeping its samples in order,
+// and its columns' values with them.
+func (c *clock) grow(n int, cols []*column) {
+	if n <= c.size {
 		return
 	}
-	r.times[r.next] = off
-	r.values[r.next] = val
-	r.next = (r.next + 1) % r.size
+	for _, col := range cols {
+		col.fit(c)
+		col.values = append(col.values[c.next:len(col.values):len(col.values)], col.values[:c.next]...)
+	}
+	c.times = append(c.times[c.next:len(c.times):len(c.times)], c.times[:c.next]...)
+	c.size, c.next = n, 0
 }
 
-// grow raises the ring's capacity to n, keeping its samples in order.
-func (r *Ring) grow(n int) {
-	if n <= r.size {
-		return
+// column is one series' values, slot for slot with its bond's clock.
+// Missing samples are NaN, so a graph shows a gap rather than a false
+// zero.
+type column struct {
+	values []float32
+}
+
+// fit makes the column as long as its clock: NaN for the samples taken
+// before the series was seen, cut when the clock started again.
+func (col *column) fit(c *clock) {
+	if len(col.values) > len(c.times) {
+		col.values = col.values[:len(c.times)]
 	}
-	if r.full {
-		r.times = append(r.times[r.next:len(r.times):len(r.times)], r.times[:r.next]...)
-		r.values = append(r.values[r.next:len(r.values):len(r.values)], r.values[:r.next]...)
-		r.next, r.full = 0, false
+	for len(col.values) < len(c.times) {
+		col.values = appendWithin(col.values, float32(math.NaN()), c.size)
 	}
-	r.size = n
+}
+
+// put stores v in slot, which the clock just ticked.
+func (col *column) put(c *clock, slot int, v float32) {
+	col.fit(c)
+	col.values[slot] = v
+}
+
+// appendWithin appends v to s, growing its storage by doubling but never
+// past size: a full ring holds no spare capacity (append's own growth
+// left up to a quarter of an hour's ring unused).
+func appendWithin[T any](s []T, v T, size int) []T {
+	if len(s) == cap(s) && cap(s) < size {
+		grown := make([]T, len(s), min(max(2*cap(s), 64), size))
+		copy(grown, s)
+		s = grown
+	}
+	return append(s, v)
 }
 
 // Point is one history sample.
@@ -120,27 +154,28 @@ type Point struct {
 	Value float32 // NaN when the rate was unknown
 }
 
-// since copies the points at or after t, oldest first, appending to dst.
-func (r *Ring) since(dst []Point, t time.Time) []Point {
-	n := len(r.values)
-	start := 0
-	if r.full {
-		start = r.next
-	}
+// since appends the points of col at or after t, oldest first.
+func since(dst []Point, c *clock, col *column, t time.Time) []Point {
+	n := len(c.times)
+	start := c.oldest()
 	from := t.UnixMilli()
-	// Samples are appended in time order, so the first one at or after t
-	// is found by bisection: a 1 h ring at 100 ms holds 36,000 samples, and
+	// Samples are taken in time order, so the first one at or after t is
+	// found by bisection: a 1 h clock at 100 ms holds 36,000 samples, and
 	// the graphs ask for the last minute on every frame.
-	first := sort.Search(n, func(i int) bool { return r.at((start+i)%len(r.values)) >= from })
+	first := sort.Search(n, func(i int) bool { return c.at((start+i)%n) >= from })
 	for i := first; i < n; i++ {
-		j := (start + i) % len(r.values)
-		dst = append(dst, Point{time.UnixMilli(r.at(j)), r.values[j]})
+		j := (start + i) % n
+		v := float32(math.NaN()) // a series seen after this sample
+		if j < len(col.values) {
+			v = col.values[j]
+		}
+		dst = append(dst, Point{time.UnixMilli(c.at(j)), v})
 	}
 	return dst
 }
 
-// History keeps a ring per series. It is written by the Sampler and read by
-// any goroutine (the UI), so it locks.
+// History keeps the rates of every bond and slave. It is written by the
+// Sampler and read by any goroutine (the UI), so it locks.
 //
 // At a pace faster than a second, the span it keeps would cost ten (or
 // more) samples a second per series for the whole span: an hour at 100 ms
@@ -152,68 +187,145 @@ func (r *Ring) since(dst []Point, t time.Time) []Point {
 type History struct {
 	mu   sync.RWMutex
 	keep time.Duration
-	// size is the capacity of each series' fine ring; coarse is set once
-	// the pace went below a second (the per-second rings exist).
+	// size is the capacity of each bond's fine clock; coarse is set once
+	// the pace went below a second (the per-second clocks exist).
 	size   int
 	coarse bool
-	series map[Series]*track
+	bonds  map[string]*bondHistory
 }
 
 // fineSpan is what a series keeps at the sampling pace, below a second:
 // the 1 min graph's columns are fractions of a second wide.
 const fineSpan = time.Minute
 
-// track is one series: its samples at the pace, and below a second, one
-// peak per second over the whole span.
-type track struct {
-	fine   *Ring
-	coarse *Ring // nil until the pace went below a second
-	// The second being gathered into coarse: its peak and last time.
+// bondHistory is one bond's series on their shared clocks: the samples
+// at the pace, and below a second one per second over the whole span,
+// each series' peak of that second.
+type bondHistory struct {
+	fine   *clock
+	coarse *clock // nil until the pace went below a second
+	// The second being gathered into coarse, and its last sample's time,
+	// which its peaks are stamped with.
 	sec    int64
-	peak   float32
-	peakAt time.Time
+	lastAt time.Time
 	open   bool
+
+	records uint64 // Records of the bond so far
+	tracks  []*track
+	byKey   map[trackKey]*track
 }
 
-func (k *track) push(t time.Time, v *float64) {
-	k.fine.push(t, v)
-	if k.coarse == nil {
-		return
+type trackKey struct {
+	slave string // "" for the bond itself
+	tx    bool
+}
+
+// track is one series' values.
+type track struct {
+	fine, coarse column
+	peak         float32 // of the second being gathered
+	written      uint64  // the bondHistory's record that last wrote it
+}
+
+func newBondHistory(size, coarseSize int) *bondHistory {
+	g := &bondHistory{fine: newClock(size), byKey: make(map[trackKey]*track)}
+	if coarseSize > 0 {
+		g.coarse = newClock(coarseSize)
 	}
-	sec := t.Unix()
-	if k.open && sec != k.sec {
-		k.coarse.pushValue(k.peakAt, k.peak)
-		k.open = false
+	return g
+}
+
+// record takes one sample of the bond at t: every series of b, and NaN
+// for those the bond had before and not now (a slave gone), so that no
+// series keeps an old value in a slot of its clock.
+func (g *bondHistory) record(t time.Time, b *BondSample) {
+	g.records++
+	slot := g.fine.tick(t)
+	cslot, closing, newSecond := -1, false, false
+	if g.coarse != nil {
+		sec := t.Unix()
+		if g.open && sec != g.sec {
+			cslot, closing = g.coarse.tick(g.lastAt), true
+		}
+		newSecond = !g.open || closing
+		g.sec, g.lastAt, g.open = sec, t, true
+	}
+	g.put(trackKey{}, b.RxBps, slot, cslot, newSecond)
+	g.put(trackKey{tx: true}, b.TxBps, slot, cslot, newSecond)
+	for j := range b.Slaves {
+		sl := &b.Slaves[j]
+		g.put(trackKey{slave: sl.Name}, sl.RxBps, slot, cslot, newSecond)
+		g.put(trackKey{slave: sl.Name, tx: true}, sl.TxBps, slot, cslot, newSecond)
+	}
+	for _, k := range g.tracks {
+		if k.written != g.records {
+			g.push(k, float32(math.NaN()), slot, cslot, newSecond)
+		}
+	}
+}
+
+func (g *bondHistory) put(key trackKey, v *float64, slot, cslot int, newSecond bool) {
+	k := g.byKey[key]
+	if k == nil {
+		k = &track{peak: float32(math.NaN())}
+		g.byKey[key] = k
+		g.tracks = append(g.tracks, k)
 	}
 	val := float32(math.NaN())
 	if v != nil {
 		val = float32(*v)
 	}
-	if !k.open || math.IsNaN(float64(k.peak)) || val > k.peak {
-		k.peak = val
-	}
-	k.sec, k.peakAt, k.open = sec, t, true
+	g.push(k, val, slot, cslot, newSecond)
 }
 
-// since appends the points at or after t, oldest first: the per-second
-// peaks older than the fine ring's first sample, then the fine ring.
-func (k *track) since(dst []Point, t time.Time) []Point {
-	if k.coarse != nil {
-		if first, ok := k.fine.first(); ok {
+// push writes one series' sample: its value at the pace, and below a
+// second the peak of the second just closed (cslot ≥ 0) before this
+// sample starts (newSecond) or joins the next one's.
+func (g *bondHistory) push(k *track, val float32, slot, cslot int, newSecond bool) {
+	k.written = g.records
+	k.fine.put(g.fine, slot, val)
+	if g.coarse == nil {
+		return
+	}
+	if cslot >= 0 {
+		k.coarse.put(g.coarse, cslot, k.peak)
+	}
+	if newSecond || math.IsNaN(float64(k.peak)) || val > k.peak {
+		k.peak = val
+	}
+}
+
+func (g *bondHistory) columns(coarse bool) []*column {
+	cols := make([]*column, len(g.tracks))
+	for i, k := range g.tracks {
+		cols[i] = &k.fine
+		if coarse {
+			cols[i] = &k.coarse
+		}
+	}
+	return cols
+}
+
+// since appends the points of k at or after t, oldest first: the
+// per-second peaks older than the fine clock's first sample, then the
+// samples at the pace.
+func (g *bondHistory) since(dst []Point, k *track, t time.Time) []Point {
+	if g.coarse != nil {
+		if first, ok := g.fine.first(); ok {
 			n := len(dst)
-			dst = k.coarse.since(dst, t)
+			dst = since(dst, g.coarse, &k.coarse, t)
 			for len(dst) > n && !dst[len(dst)-1].Time.Before(first) {
 				dst = dst[:len(dst)-1]
 			}
 		}
 	}
-	return k.fine.since(dst, t)
+	return since(dst, g.fine, &k.fine, t)
 }
 
 // NewHistory keeps keep worth of samples taken every interval. The Sampler
 // makes its own; a replay builds one from recorded snapshots.
 func NewHistory(keep, interval time.Duration) *History {
-	h := &History{keep: keep, series: make(map[Series]*track)}
+	h := &History{keep: keep, bonds: make(map[string]*bondHistory)}
 	h.size = max(int(keep/max(interval, time.Nanosecond)), 2)
 	if interval < time.Second {
 		h.coarse = true
@@ -222,10 +334,10 @@ func NewHistory(keep, interval time.Duration) *History {
 	return h
 }
 
-// coarseSize is the capacity of a per-second ring: the whole span.
+// coarseSize is the capacity of a per-second clock: the whole span.
 func (h *History) coarseSize() int { return max(int(h.keep/time.Second), 2) }
 
-// Pace tells the history that samples now come every interval: the rings
+// Pace tells the history that samples now come every interval: the clocks
 // grow so they still hold the span they keep (below a second, through
 // the per-second peaks). At a slower pace they keep their size.
 func (h *History) Pace(interval time.Duration) {
@@ -241,21 +353,26 @@ func (h *History) Pace(interval time.Duration) {
 		}
 		if n > h.size {
 			h.size = n
-			for _, k := range h.series {
-				k.fine.grow(n)
+			for _, g := range h.bonds {
+				g.fine.grow(n, g.columns(false))
 			}
 		}
 		return
 	}
-	// Below a second for the first time: what the rings hold (a sample a
-	// second or slower) becomes the per-second history, and fine rings
+	// Below a second for the first time: what the clocks hold (a sample a
+	// second or slower) becomes the per-second history, and fine clocks
 	// start at the new pace.
 	h.coarse = true
 	h.size = max(int(min(h.keep, fineSpan)/interval), 2)
-	for _, k := range h.series {
-		k.coarse = k.fine
-		k.coarse.grow(h.coarseSize())
-		k.fine = newRing(h.size)
+	for _, g := range h.bonds {
+		g.coarse = g.fine
+		g.coarse.grow(h.coarseSize(), g.columns(false))
+		g.fine = newClock(h.size)
+		g.open = false
+		for _, k := range g.tracks {
+			k.coarse, k.fine = k.fine, column{}
+			k.peak = float32(math.NaN())
+		}
 	}
 }
 
@@ -263,26 +380,18 @@ func (h *History) Pace(interval time.Duration) {
 func (h *History) Record(s *Snapshot) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	put := func(key Series, v *float64) {
-		k := h.series[key]
-		if k == nil {
-			k = &track{fine: newRing(h.size)}
-			if h.coarse {
-				k.coarse = newRing(h.coarseSize())
-			}
-			h.series[key] = k
-		}
-		k.push(s.Time, v)
-	}
 	for i := range s.Bonds {
 		b := &s.Bonds[i]
-		put(Series{Bond: b.Name}, b.RxBps)
-		put(Series{Bond: b.Name, Tx: true}, b.TxBps)
-		for j := range b.Slaves {
-			sl := &b.Slaves[j]
-			put(Series{Bond: b.Name, Slave: sl.Name}, sl.RxBps)
-			put(Series{Bond: b.Name, Slave: sl.Name, Tx: true}, sl.TxBps)
+		g := h.bonds[b.Name]
+		if g == nil {
+			coarse := 0
+			if h.coarse {
+				coarse = h.coarseSize()
+			}
+			g = newBondHistory(h.size, coarse)
+			h.bonds[b.Name] = g
 		}
+		g.record(s.Time, b)
 	}
 }
 
@@ -290,13 +399,17 @@ func (h *History) Record(s *Snapshot) {
 func (h *History) Since(key Series, t time.Time) []Point {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
-	k := h.series[key]
+	g := h.bonds[key.Bond]
+	if g == nil {
+		return nil
+	}
+	k := g.byKey[trackKey{slave: key.Slave, tx: key.Tx}]
 	if k == nil {
 		return nil
 	}
-	return k.since(nil, t)
+	return g.since(nil, k, t)
 }
 
 // Capacity is the number of samples each series keeps at the pace (the
-// fine ring; below a second, the per-second peaks come on top).
+// fine clock; below a second, the per-second peaks come on top).
 func (h *History) Capacity() int { return h.size }

@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -137,5 +138,60 @@ func TestHistoryKeepsPeaks(t *testing.T) {
 	}
 	if !found {
 		t.Fatal("the spike of one sample 20 minutes ago is gone from the per-second history")
+	}
+}
+
+// A bond's series share its clock: a slave that appears later has gaps
+// (NaN) for the samples before it, one that leaves gets gaps while it is
+// away rather than the old values of the slots its clock reuses, and the
+// others are untouched, every series on the same times.
+func TestHistorySlaveComesAndGoes(t *testing.T) {
+	h := NewHistory(10*time.Second, time.Second)
+	at := time.Unix(1_700_000_000, 0)
+	present := func(i int) bool { return i >= 2 && (i < 12 || i >= 16) }
+	record := func(i int) {
+		at = at.Add(time.Second)
+		v, w := float64(i), float64(100+i)
+		b := BondSample{Bond: bonding.Bond{Name: "bond0"}, Traffic: Traffic{TxBps: &v}}
+		b.Slaves = append(b.Slaves, SlaveSample{Slave: bonding.Slave{Name: "e1"}, Traffic: Traffic{TxBps: &v}})
+		if present(i) {
+			b.Slaves = append(b.Slaves, SlaveSample{Slave: bonding.Slave{Name: "e2"}, Traffic: Traffic{TxBps: &w}})
+		}
+		h.Record(&Snapshot{Time: at, Bonds: []BondSample{b}})
+	}
+	check := func(from, to int) {
+		t.Helper()
+		e1 := h.Since(Series{Bond: "bond0", Slave: "e1", Tx: true}, time.Time{})
+		e2 := h.Since(Series{Bond: "bond0", Slave: "e2", Tx: true}, time.Time{})
+		if len(e1) != to-from || len(e2) != to-from {
+			t.Fatalf("%d and %d points, want samples %d to %d", len(e1), len(e2), from, to-1)
+		}
+		for j := range e1 {
+			i := from + j
+			if e1[j].Value != float32(i) {
+				t.Errorf("e1 sample %d: %v, want %d", i, e1[j].Value, i)
+			}
+			if !e2[j].Time.Equal(e1[j].Time) {
+				t.Errorf("sample %d: e2 at %v, e1 at %v", i, e2[j].Time, e1[j].Time)
+			}
+			got := e2[j].Value
+			switch {
+			case present(i) && got != float32(100+i):
+				t.Errorf("e2 sample %d: %v, want %d", i, got, 100+i)
+			case !present(i) && !math.IsNaN(float64(got)):
+				t.Errorf("e2 sample %d, when it was not there: %v, want a gap", i, got)
+			}
+		}
+	}
+	for i := range 6 {
+		record(i)
+	}
+	check(0, 6)
+	for i := 6; i < 20; i++ { // the ring of 10 wraps; e2 is away for 12-15
+		record(i)
+	}
+	check(10, 20)
+	if pts := h.Since(Series{Bond: "bond0", Slave: "e3"}, time.Time{}); pts != nil {
+		t.Errorf("a series never seen: %v", pts)
 	}
 }

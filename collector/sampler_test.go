@@ -284,10 +284,29 @@ func TestGarbledFilesLoseOnlyTheirFields(t *testing.T) {
 	}
 }
 
+// testRing is one series on its own clock.
+type testRing struct {
+	c   *clock
+	col column
+}
+
+func newTestRing(n int) *testRing { return &testRing{c: newClock(n)} }
+
+func (r *testRing) push(t time.Time, v *float64) {
+	val := float32(math.NaN())
+	if v != nil {
+		val = float32(*v)
+	}
+	r.col.put(r.c, r.c.tick(t), val)
+}
+
+func (r *testRing) since(dst []Point, t time.Time) []Point { return since(dst, r.c, &r.col, t) }
+func (r *testRing) first() (time.Time, bool)               { return r.c.first() }
+
 // TestHistoryRingWraps fills a ring past its capacity: it keeps the newest
 // samples, oldest first, and unknown rates stay NaN (a gap, not a zero).
 func TestHistoryRingWraps(t *testing.T) {
-	r := newRing(3)
+	r := newTestRing(3)
 	t0 := time.Unix(100, 0)
 	for i := range 5 {
 		v := float64(i)
@@ -311,7 +330,7 @@ func TestHistoryRingWraps(t *testing.T) {
 // the samples, in the order they came; a jump of more than 49 days (a host
 // asleep for weeks) drops what is held rather than wrap.
 func TestHistoryRingClockJumps(t *testing.T) {
-	r := newRing(10)
+	r := newTestRing(10)
 	t0 := time.Unix(1_000_000, 123_456_789)
 	one := 1.0
 	r.push(t0, &one)
@@ -341,7 +360,7 @@ func TestHistoryRingClockJumps(t *testing.T) {
 // TestHistorySinceCutsWhereTimeDoes checks the bisection against a plain
 // scan on a wrapped ring, for every cut point.
 func TestHistorySinceCutsWhereTimeDoes(t *testing.T) {
-	r := newRing(50)
+	r := newTestRing(50)
 	t0 := time.Unix(1000, 0)
 	for i := range 137 {
 		v := float64(i)
