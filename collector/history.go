@@ -154,8 +154,8 @@ type Point struct {
 	Value float32 // NaN when the rate was unknown
 }
 
-// since appends the points of col at or after t, oldest first.
-func since(dst []Point, c *clock, col *column, t time.Time) []Point {
+// pointsSince appends the points of col at or after t, oldest first.
+func pointsSince(dst []Point, c *clock, col *column, t time.Time) []Point {
 	n := len(c.times)
 	start := c.oldest()
 	from := t.UnixMilli()
@@ -313,13 +313,13 @@ func (g *bondHistory) since(dst []Point, k *track, t time.Time) []Point {
 	if g.coarse != nil {
 		if first, ok := g.fine.first(); ok {
 			n := len(dst)
-			dst = since(dst, g.coarse, &k.coarse, t)
+			dst = pointsSince(dst, g.coarse, &k.coarse, t)
 			for len(dst) > n && !dst[len(dst)-1].Time.Before(first) {
 				dst = dst[:len(dst)-1]
 			}
 		}
 	}
-	return since(dst, g.fine, &k.fine, t)
+	return pointsSince(dst, g.fine, &k.fine, t)
 }
 
 // NewHistory keeps keep worth of samples taken every interval. The Sampler

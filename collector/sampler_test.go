@@ -300,7 +300,7 @@ func (r *testRing) push(t time.Time, v *float64) {
 	r.col.put(r.c, r.c.tick(t), val)
 }
 
-func (r *testRing) since(dst []Point, t time.Time) []Point { return since(dst, r.c, &r.col, t) }
+func (r *testRing) since(dst []Point, t time.Time) []Point { return pointsSince(dst, r.c, &r.col, t) }
 func (r *testRing) first() (time.Time, bool)               { return r.c.first() }
 
 // TestHistoryRingWraps fills a ring past its capacity: it keeps the newest
