@@ -11,6 +11,7 @@
 #
 #   scripts/measure-top.sh [path/to/bondtop]
 #   SIZE=64x8 scripts/measure-top.sh     bondtop on 64 bonds of 8 slaves
+#   PAIRS=5 scripts/measure-top.sh       five rounds at 100 ms, and medians
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${1:-bin/bondtop}
@@ -80,6 +81,27 @@ run() {
     awk -v a="$t0" -v b="$t1" -v s="$s0" -v e="$s1" -v r="$rss" -v an="$anon" \
         'BEGIN { printf "%.3f %.1f %.1f\n", (b-a)/1e9/(e-s)*100, r/1024, an/1024 }'
 }
+
+# PAIRS=N: only the 100 ms rows that sit at bmon's level, as N rounds
+# of bondtop on the tree, bmon, and the demo with its flows open, run one
+# after the other so each round's ratios compare runs minutes apart, not
+# a whole table apart; then the median of each ratio. One run's row moves
+# by ±25% on this VM, bmon's by ±15%: the medians are the measure.
+if [ -n "${PAIRS:-}" ]; then
+    printf '%-6s %12s %12s %12s %10s %10s\n' round "tree CPU %" "bmon CPU %" "flows CPU %" "tree/bmon" "flows/bmon"
+    ratios=$work/ratios
+    for i in $(seq "$PAIRS"); do
+        read -r t _ < <(run "" "$BIN" --root "$work/tree" --interval 100ms bond1)
+        read -r b _ < <(run "" bmon -r 0.1)
+        read -r f _ < <(run f "$BIN" --demo --interval 100ms bond0)
+        awk -v i="$i" -v t="$t" -v b="$b" -v f="$f" 'BEGIN { printf "%-6s %12s %12s %12s %9.2f× %9.2f×\n", i, t, b, f, t/b, f/b }'
+        echo "$t $b $f" >>"$ratios"
+    done
+    median() { sort -g | awk '{ v[NR] = $1 } END { m = (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2; printf "%.2f×", m }'; }
+    printf '%-6s %12s %12s %12s %10s %10s\n' median "" "" "" \
+        "$(awk '{ print $1/$2 }' "$ratios" | median)" "$(awk '{ print $3/$2 }' "$ratios" | median)"
+    exit 0
+fi
 
 row() { printf '%-22s %-6s %8s %8s %8s %12s\n' "$@"; }
 row tool pace "CPU %" "RSS MB" "anon MB" "CPU vs bmon"
