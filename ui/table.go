@@ -91,10 +91,10 @@ func (t *slaveTable) columns(b *collector.BondSample) []*column {
 		busiest = max(busiest, orZero(b.Slaves[i].RxBps), orZero(b.Slaves[i].TxBps))
 	}
 	rate := func(bps *float64, s *collector.SlaveSample, barWidth int) line {
-		l := line{{padLeft(shortBits(bps), 5), th.strong}}
 		if barWidth == 0 {
-			return l
+			return line{{padLeft(shortBits(bps), 5), th.strong}}
 		}
+		l := append(make(line, 0, 3), span{padLeft(shortBits(bps), 5), th.strong})
 		full := busiest
 		if s.SpeedMbps != nil && *s.SpeedMbps > 0 {
 			full = float64(*s.SpeedMbps) * 1e6
