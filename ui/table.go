@@ -347,10 +347,15 @@ func (t *slaveTable) Draw(screen tcell.Screen) {
 		}
 		for j, c := range cols {
 			l := cells[ri][j]
+			room, used := min(c.width, x+w-cx), 0
 			if c.right {
-				l = append(line{{padLeft("", c.width-l.width()), t.th.base}}, l...)
+				// The pad drawn first, as drawLine would draw it as the
+				// line's first span, without a new line a cell.
+				used = drawText(screen, cx, rowY, room, spaces(c.width-l.width()), t.th.base)
 			}
-			used := drawLine(screen, cx, rowY, min(c.width, x+w-cx), l)
+			if used < room {
+				used += drawLine(screen, cx+used, rowY, room-used, l)
+			}
 			// Pad the cell and the gap after it: no older frame's text
 			// may remain, and the cursor's colours reach the last column.
 			fill(screen, cx+used, rowY, min(c.width+1-used, x+w-cx-used), t.th.base)
