@@ -18,7 +18,7 @@ type historyReader interface {
 // chartLine is one series of a chart and how it is drawn.
 type chartLine struct {
 	label string
-	style tcell.Style
+	style *tcell.Style
 	key   collector.Series
 }
 
@@ -172,7 +172,7 @@ func (c *trafficChart) Draw(screen tcell.Screen) {
 			if c.dots[i] == 0 {
 				continue
 			}
-			screen.Put(x+yLabelWidth+col, y+row, brailleCells[c.dots[i]], c.lines[c.owner[i]].style)
+			screen.Put(x+yLabelWidth+col, y+row, brailleCells[c.dots[i]], *c.lines[c.owner[i]].style)
 		}
 	}
 

@@ -70,7 +70,7 @@ func TestBondListManyBonds(t *testing.T) {
 	for range 46 {
 		s.key(tcell.KeyDown, 0)
 	}
-	if st, ok := s.styleAt(" bond47 "); !ok || st != s.d.th.selected {
+	if st, ok := s.styleAt(" bond47 "); !ok || st != *s.d.th.selected {
 		t.Fatalf("bond47 not on screen under the cursor:\n%s", s.text())
 	}
 	// PgDn moves a page, not to the last bond.
@@ -80,7 +80,7 @@ func TestBondListManyBonds(t *testing.T) {
 	}
 	s.key(tcell.KeyPgUp, 0)
 	s.key(tcell.KeyPgUp, 0)
-	if st, ok := s.styleAt(" bond47 "); ok && st == s.d.th.selected {
+	if st, ok := s.styleAt(" bond47 "); ok && st == *s.d.th.selected {
 		t.Fatalf("two pages up still on bond47:\n%s", s.text())
 	}
 	s.key(tcell.KeyEnter, 0)

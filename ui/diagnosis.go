@@ -24,7 +24,7 @@ type diagState struct {
 
 // severityStyle is a finding's colour; the tag says it again in words,
 // for NO_COLOR terminals and colour-blind eyes.
-func (d *dashboard) severityStyle(s collector.Severity) (string, tcell.Style) {
+func (d *dashboard) severityStyle(s collector.Severity) (string, *tcell.Style) {
 	switch s {
 	case collector.SeverityCritical:
 		return "CRIT", d.th.bad

@@ -167,7 +167,7 @@ func (d *dashboard) drillKey(ev *tcell.EventKey) bool {
 func (d *dashboard) renderDrill(width int) []line {
 	th, st := d.th, &d.loadp.drill
 	out := []line{{{"Failover drill of " + orText(d.model.Bond, "no bond"), th.strong}}, nil}
-	text := func(s string, style tcell.Style) {
+	text := func(s string, style *tcell.Style) {
 		for _, row := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
 			for _, w := range wrap(row, width, "    ") {
 				out = append(out, line{{w, style}})

@@ -213,7 +213,7 @@ func (d *dashboard) renderFlows(width, _ int) []line {
 		}
 		st := th.slave(i)
 		if d.flows.slave == s.Name {
-			st = st.Reverse(true)
+			st = styleOf(st.Reverse(true))
 		}
 		row := line{{padRight(s.Name, nameW+1), st}, {padLeft(strconv.Itoa(sf.Flows), 6) + padLeft(pred, 14) + padLeft(shortBits(s.TxBps), 13), th.base}}
 		if rates && s.TxBps != nil && *s.TxBps > 1.2*sf.TxBps+1e6 {

@@ -23,7 +23,7 @@ func drawFrame(screen tcell.Screen, box *tview.Box, title string, legend int, fo
 	}
 	if clear {
 		if q, ok := screen.(*quietScreen); ok {
-			q.blankIn(x, y, w, h, th.base) // what stays unwritten, once
+			q.blankIn(x, y, w, h, *th.base) // what stays unwritten, once
 		} else {
 			for row := y; row < y+h; row++ {
 				fill(screen, x, row, w, th.base)

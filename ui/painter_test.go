@@ -62,7 +62,7 @@ func paintStyles() []tcell.Style {
 		d.Foreground(tcell.ColorReset),
 	}
 	for _, th := range []*theme{newTheme(false), newTheme(true)} {
-		styles = append(styles, th.base, th.strong, th.selectedBlur)
+		styles = append(styles, *th.base, *th.strong, *th.selectedBlur)
 	}
 	return styles
 }

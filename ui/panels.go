@@ -36,7 +36,7 @@ func pack(width int, segments ...line) line {
 			continue // a shorter segment further on may still fit
 		}
 		if gap > 0 {
-			out = append(out, span{"  ", tcell.StyleDefault})
+			out = append(out, span{"  ", &plainStyle})
 		}
 		out = append(out, s...)
 	}
@@ -439,7 +439,7 @@ func (d *dashboard) renderEvents(width, _ int) []line {
 	return out
 }
 
-func eventStyle(th *theme, k collector.EventKind) tcell.Style {
+func eventStyle(th *theme, k collector.EventKind) *tcell.Style {
 	switch k {
 	case collector.EventLinkDown, collector.EventBondGone, collector.EventChurn,
 		collector.EventSlaveRemoved, collector.EventLinkFailure:

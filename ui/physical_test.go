@@ -23,7 +23,7 @@ func TestPhysicalDetailsOnScreen(t *testing.T) {
 		"temperature", "°C  warn 73 / alarm 78 °C", "supply voltage        3.29 V", "light", "rx -2.4 dBm 0.5", "  tx -2.2 dBm  bias 6.", "rx limits             warn -13.3 dBm .. -1.0 dBm, alarm -16.3 dBm .. 0.0 dBm"} {
 		mustContain(t, text, want)
 	}
-	if st, ok := s.styleAt("-2.4 dBm 0.5"); !ok || st != s.d.th.good {
+	if st, ok := s.styleAt("-2.4 dBm 0.5"); !ok || st != *s.d.th.good {
 		t.Errorf("healthy rx power not drawn as good (%v)", ok)
 	}
 	s.key(tcell.KeyEscape, 0)
@@ -83,8 +83,8 @@ func TestPhysicalDetailsRows(t *testing.T) {
 		}
 	}
 	// Lane 2 and 3 below the warning: their rx drawn bad; lane 1 good.
-	for lane, style := range map[string]tcell.Style{"lane 1": th.good, "lane 2": th.bad, "lane 3": th.bad} {
-		if l := rows[lane]; len(l) < 3 || l[2].style != style {
+	for lane, style := range map[string]tcell.Style{"lane 1": *th.good, "lane 2": *th.bad, "lane 3": *th.bad} {
+		if l := rows[lane]; len(l) < 3 || *l[2].style != style {
 			t.Errorf("%s rx style wrong", lane)
 		}
 	}

@@ -63,7 +63,7 @@ func neighborTrouble(b *collector.BondSample, s *collector.SlaveSample) string {
 	return strings.Join(why, ", ")
 }
 
-func neighborStyle(th *theme, b *collector.BondSample, s *collector.SlaveSample) tcell.Style {
+func neighborStyle(th *theme, b *collector.BondSample, s *collector.SlaveSample) *tcell.Style {
 	if neighborTrouble(b, s) != "" {
 		return th.bad
 	}

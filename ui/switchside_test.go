@@ -14,7 +14,7 @@ func TestSwitchSideOnScreen(t *testing.T) {
 	mustContain(t, text, "SWITCH")
 	mustContain(t, text, "leaf-a Ethernet1/1")
 	mustContain(t, text, "│ leaf-b Ethernet1/2") // beside ens2f1's LACP partner
-	if st, ok := s.styleAt("leaf-a Ethernet1/1"); !ok || st == s.d.th.bad {
+	if st, ok := s.styleAt("leaf-a Ethernet1/1"); !ok || st == *s.d.th.bad {
 		t.Errorf("a healthy neighbour drawn as trouble (%v)", ok)
 	}
 
@@ -30,7 +30,7 @@ func TestSwitchSideOnScreen(t *testing.T) {
 	s.press("]")
 	text = s.text()
 	mustContain(t, text, "access-3 Gi1/0/17")
-	if st, ok := s.styleAt("access-3 Gi1/0/18"); !ok || st != s.d.th.bad { // eno2: not under the cursor
+	if st, ok := s.styleAt("access-3 Gi1/0/18"); !ok || st != *s.d.th.bad { // eno2: not under the cursor
 		t.Error("the access switch's too-small frames are not marked")
 	}
 	mustContain(t, text, "eno2 switch port access-3 Gi1/0/18: max frame 1522 < MTU 9000")

@@ -371,7 +371,7 @@ func (t *slaveTable) Draw(screen tcell.Screen) {
 // (restyling the row once drawn wrote every cell twice, each time through
 // tcell's locking and grapheme parsing).
 func (t *slaveTable) cursorRow(screen tcell.Screen) tcell.Screen {
-	t.cursorScreen = cursorScreen{Screen: screen, focused: t.HasFocus(), selected: t.th.selected}
+	t.cursorScreen = cursorScreen{Screen: screen, focused: t.HasFocus(), selected: *t.th.selected}
 	return &t.cursorScreen
 }
 

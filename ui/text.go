@@ -12,13 +12,13 @@ import (
 // a style per character where a cell needs it (the LACP flags).
 type span struct {
 	text  string
-	style tcell.Style
+	style *tcell.Style // the theme's, or one made for the span (styleOf)
 }
 
 type line []span
 
 // add appends a span and returns the line, for building in one expression.
-func (l line) add(text string, style tcell.Style) line {
+func (l line) add(text string, style *tcell.Style) line {
 	return append(l, span{text, style})
 }
 
@@ -66,7 +66,8 @@ func drawLine(screen tcell.Screen, x, y, maxWidth int, l line) int {
 }
 
 // drawText writes text at (x, y) in one style, clipped to maxWidth columns.
-func drawText(screen tcell.Screen, x, y, maxWidth int, text string, style tcell.Style) int {
+func drawText(screen tcell.Screen, x, y, maxWidth int, text string, stylePtr *tcell.Style) int {
+	style := *stylePtr
 	used := 0
 	state := -1
 	q, quiet := screen.(*quietScreen)
@@ -103,7 +104,8 @@ func drawText(screen tcell.Screen, x, y, maxWidth int, text string, style tcell.
 
 // fill paints width columns from (x, y) with spaces in style: selected rows
 // and bars need their background to reach the end.
-func fill(screen tcell.Screen, x, y, width int, style tcell.Style) {
+func fill(screen tcell.Screen, x, y, width int, stylePtr *tcell.Style) {
+	style := *stylePtr
 	if q, ok := screen.(*quietScreen); ok && width <= len(blanks) {
 		q.putASCII(x, y, spaces(width), style)
 		return

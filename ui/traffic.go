@@ -167,7 +167,7 @@ func (d *dashboard) renderMeasured(b *collector.BondSample, width int) []line {
 		}
 		st := th.slave(i)
 		if d.flows.slave == s.Name {
-			st = st.Reverse(true)
+			st = styleOf(st.Reverse(true))
 		}
 		other := "-"
 		if ms.LostTxBps+ms.LostRxBps > 0 {
