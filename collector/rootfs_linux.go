@@ -147,7 +147,7 @@ func closeFile(raw bool, fd int) {
 // readQuietHow is readHow that leaves the file's access time alone
 // (O_NOATIME). A tree on a disk is rewritten by whatever copies it, so
 // under relatime every read finds its file's atime older than its mtime
-// and writes the inode: at 100 ms on ext4 that was an eighth of the
+// and writes the inode: at 100 ms on ext4 that was 8% of the
 // dashboard's CPU time (README, "Lighter than bmon", step 21), and a
 // journal write for each file read. The kernel allows it to the file's
 // owner and to root (CAP_FOWNER); anyone else is read with readHow.

@@ -67,7 +67,7 @@ func drawLine(screen tcell.Screen, x, y, maxWidth int, l line) int {
 
 // drawText writes text at (x, y) in one style, clipped to maxWidth columns.
 func drawText(screen tcell.Screen, x, y, maxWidth int, text string, stylePtr *tcell.Style) int {
-	style := *stylePtr
+	style := styleValue(stylePtr)
 	used := 0
 	state := -1
 	q, quiet := screen.(*quietScreen)
@@ -105,7 +105,7 @@ func drawText(screen tcell.Screen, x, y, maxWidth int, text string, stylePtr *tc
 // fill paints width columns from (x, y) with spaces in style: selected rows
 // and bars need their background to reach the end.
 func fill(screen tcell.Screen, x, y, width int, stylePtr *tcell.Style) {
-	style := *stylePtr
+	style := styleValue(stylePtr)
 	if q, ok := screen.(*quietScreen); ok && width <= len(blanks) {
 		q.putASCII(x, y, spaces(width), style)
 		return

@@ -105,3 +105,12 @@ var plainStyle = tcell.StyleDefault
 // (8 bytes) instead of a copy (a tcell.Style is 72), so a frame's lines
 // take a third of the memory they did.
 func styleOf(s tcell.Style) *tcell.Style { return &s }
+
+// styleValue is the style p points at; a span without one is drawn in
+// tcell's default rather than stopping the dashboard.
+func styleValue(p *tcell.Style) tcell.Style {
+	if p == nil {
+		return tcell.StyleDefault
+	}
+	return *p
+}
