@@ -295,13 +295,11 @@ func (g *bondHistory) push(k *track, val float32, slot, cslot int, newSecond boo
 	}
 }
 
-func (g *bondHistory) columns(coarse bool) []*column {
+// fineColumns are the series' values on the fine clock, for it to grow.
+func (g *bondHistory) fineColumns() []*column {
 	cols := make([]*column, len(g.tracks))
 	for i, k := range g.tracks {
 		cols[i] = &k.fine
-		if coarse {
-			cols[i] = &k.coarse
-		}
 	}
 	return cols
 }
@@ -354,7 +352,7 @@ func (h *History) Pace(interval time.Duration) {
 		if n > h.size {
 			h.size = n
 			for _, g := range h.bonds {
-				g.fine.grow(n, g.columns(false))
+				g.fine.grow(n, g.fineColumns())
 			}
 		}
 		return
@@ -366,7 +364,7 @@ func (h *History) Pace(interval time.Duration) {
 	h.size = max(int(min(h.keep, fineSpan)/interval), 2)
 	for _, g := range h.bonds {
 		g.coarse = g.fine
-		g.coarse.grow(h.coarseSize(), g.columns(false))
+		g.coarse.grow(h.coarseSize(), g.fineColumns())
 		g.fine = newClock(h.size)
 		g.open = false
 		for _, k := range g.tracks {

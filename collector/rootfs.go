@@ -63,7 +63,7 @@ type rootFS struct {
 	path []byte // the NUL-terminated path being opened (Linux)
 	link []byte // the text of the link being read (Linux)
 	// atimeRefused: the kernel refused O_NOATIME on one of the tree's
-	// files (another user's), so they are opened without it (Linux).
+	// files (another user's), so openBeneath asks for it no more (Linux).
 	atimeRefused bool
 
 	// kept are directories whose files stay open between ticks, with

@@ -184,6 +184,9 @@ func (r *rootFS) openBeneath(op, name string, how *openHow) (fd int, raw, done b
 		return -1, false, false, nil
 	}
 	raw = r.raw
+	if how.noatime && r.atimeRefused {
+		how = &readHow
+	}
 	for {
 		fd, err = r.openat2(name, how, raw)
 		if err == syscall.EINTR || err == syscall.EAGAIN {
@@ -223,11 +226,7 @@ func (r *rootFS) openBeneath(op, name string, how *openHow) (fd int, raw, done b
 // that it is a regular file; the descriptor is closed on any error. size
 // is what fstat says.
 func (r *rootFS) openRegularBeneath(name string) (fd int, raw bool, size int64, done bool, err error) {
-	how := &readQuietHow
-	if r.atimeRefused {
-		how = &readHow
-	}
-	fd, raw, done, err = r.openBeneath("open", name, how)
+	fd, raw, done, err = r.openBeneath("open", name, &readQuietHow)
 	if fd < 0 {
 		return -1, false, 0, done, err
 	}

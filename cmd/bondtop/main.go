@@ -190,7 +190,8 @@ func keepHeapSmall() {
 	time.AfterFunc(startupSettled, giveBack)
 }
 
-// startupSettled and giveBack are variables for TestKeepHeapSmall.
+// startupSettled and giveBack are variables for TestKeepHeapSmall;
+// giveBack is also what a replay calls once it has decoded to the end.
 var (
 	startupSettled = 3 * time.Second
 	giveBack       = debug.FreeOSMemory

@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"runtime/debug"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -385,7 +384,7 @@ func (f *replayFeed) Run(ctx context.Context, emit func(*collector.Snapshot)) er
 			// garbage the runtime keeps (its next collection, which
 			// would give it back, may never come): some 2 MB for an
 			// hour played in 10 s.
-			debug.FreeOSMemory()
+			giveBack()
 		}
 	}
 }
