@@ -108,17 +108,19 @@ func (rt *rootTicker) sample() *Snapshot {
 
 // maxTickAllocs is what a steady tick over a --root tree allocates: the
 // Snapshot, its bonds, one array for all their slaves and one for the
-// numbers of their traffic, the Reading's bonds and each bond's slaves
-// (the next tick's rates and events compare with them). The re-read of
-// the configuration and sysfs every 5 s comes on top.
-const maxTickAllocs = 6
+// numbers of their traffic. The Reading's arrays come back to the source
+// once the Sampler has let them go (recycle.go). The re-read of the
+// configuration and sysfs every 5 s comes on top.
+const maxTickAllocs = 4
 
 // TestSamplerTickAllocs keeps a steady tick over a --root tree (read,
 // rates, events, history) at maxTickAllocs allocations. The 40 ticks
 // cover 4 s, between two re-reads of the configuration.
 func TestSamplerTickAllocs(t *testing.T) {
 	root := tickingRoot(t)
-	if got := testing.AllocsPerRun(40, root.tick); got > maxTickAllocs {
+	got := testing.AllocsPerRun(40, root.tick)
+	t.Logf("a steady tick: %v allocations", got)
+	if got > maxTickAllocs {
 		t.Errorf("a steady tick allocates %v times, want at most %d: see BenchmarkSamplerTickRootSteady and its -memprofile", got, maxTickAllocs)
 	}
 }

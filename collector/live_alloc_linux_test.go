@@ -152,8 +152,7 @@ func (lt *liveTicker) tick() *Snapshot {
 // TestLiveTickAllocs keeps a steady live tick at 100 ms (the build of a
 // 4-slave 802.3ad bond from its messages, procfs unchanged, the LACPDU
 // and carrier counters, rates, events) at what a --root tick allocates
-// (maxTickAllocs: the snapshot and the reading the next tick compares
-// with), counted over 4 s of ticks, four of which read the LACPDU
+// (maxTickAllocs: the snapshot), counted over 4 s of ticks, four of which read the LACPDU
 // counters. It also checks that those are read once a second.
 func TestLiveTickAllocs(t *testing.T) {
 	lt := newLiveTicker(t, false)

@@ -92,6 +92,8 @@ type LiveSource struct {
 	slavesBuf []dumpedSlave
 	mineBuf   []dumpedSlave
 	idxBuf    []int
+	// arrays are the readings the Sampler handed back (recycle).
+	arrays readingArrays
 	noAggBuf  []string
 	// statsWanted is LACPDUCounters' scratch: the slaves it reads; and
 	// noStatsDump is set once the kernel refused a statistics dump.
@@ -207,6 +209,14 @@ func NewLiveSource() (*LiveSource, error) {
 // notification reader, when the kernel announced a change of a bond or of
 // one of its slaves (carrier, failover, enslave, release, options).
 func (s *LiveSource) Changes() <-chan struct{} { return s.changes }
+
+// recycle takes back a reading's arrays for the next Read: a Sampler's
+// steady tick then allocates no reading.
+func (s *LiveSource) recycle(bonds []bonding.Bond) {
+	s.mu.Lock()
+	s.arrays.put(bonds)
+	s.mu.Unlock()
+}
 
 // Close stops the notification goroutine and closes the sockets. It waits
 // for a Read in progress.
@@ -328,7 +338,7 @@ func (s *LiveSource) build(r *Reading, gen uint64) error {
 		return nil
 	}
 	now := s.now()
-	r.Bonds = make([]bonding.Bond, 0, len(bonds))
+	r.Bonds = s.arrays.takeBonds(len(bonds))
 	for i := range bonds {
 		r.Bonds = append(r.Bonds, s.readBond(r, &bonds[i], slaves, gen, now))
 	}
@@ -535,7 +545,7 @@ func (s *LiveSource) readBond(r *Reading, db *dumpedBond, all []dumpedSlave, gen
 		procFresh = false
 	}
 
-	b, reused := c.merged.again(db, mine, c, procFresh)
+	b, reused := c.merged.again(db, mine, c, procFresh, &s.arrays)
 	if !reused {
 		b = s.merge(c, db, attrs, mine, procFresh, noAggregator)
 	}
@@ -764,8 +774,10 @@ func (mb *mergedBond) keep(b bonding.Bond, db *dumpedBond, mine []dumpedSlave, c
 }
 
 // again returns the kept bond with the dump's counters when db and mine
-// are what it was built from, and c's files and ethtool reads too.
-func (mb *mergedBond) again(db *dumpedBond, mine []dumpedSlave, c *liveBond, procFresh bool) (bonding.Bond, bool) {
+// are what it was built from, and c's files and ethtool reads too. Its
+// slaves are copied into an array of arrays: the kept bond's own array
+// (the reading it was merged for holds it too) is never written.
+func (mb *mergedBond) again(db *dumpedBond, mine []dumpedSlave, c *liveBond, procFresh bool, arrays *readingArrays) (bonding.Bond, bool) {
 	if !mb.ok || db.memo != mb.bondMemo || db.memo.bondBuilt != mb.bondBuilt || len(mine) != len(mb.slaveMemos) ||
 		c.procGen != mb.procGen || c.sysfsGen != mb.sysfsGen || c.speedsGen != mb.speedsGen || procFresh != mb.procFresh {
 		return bonding.Bond{}, false
@@ -777,7 +789,7 @@ func (mb *mergedBond) again(db *dumpedBond, mine []dumpedSlave, c *liveBond, pro
 	}
 	b := mb.bond
 	b.Counters = bonding.NetlinkCounters(db.link.Attrs())
-	b.Slaves = slices.Clone(mb.bond.Slaves)
+	b.Slaves = arrays.takeSlaves(mb.bond.Slaves)
 	for i := range b.Slaves {
 		b.Slaves[i].Counters = bonding.NetlinkCounters(mb.links[i])
 	}

@@ -38,7 +38,13 @@ type RootSource struct {
 	// interface. seen is the Read that last used an entry.
 	stats map[string]*statFiles
 	reads uint64
+	// arrays are the readings the Sampler handed back (recycle).
+	arrays readingArrays
 }
+
+// recycle takes back a reading's arrays for the next Read: a Sampler's
+// steady tick over an unchanged tree then allocates no reading.
+func (s *RootSource) recycle(bonds []bonding.Bond) { s.arrays.put(bonds) }
 
 // statFiles are one interface's statistics files and the Read that last
 // used them.
@@ -97,7 +103,7 @@ func (s *RootSource) Read() (Reading, error) {
 		return Reading{}, err
 	}
 	s.reads++
-	r := Reading{Bonds: make([]bonding.Bond, 0, len(names))}
+	r := Reading{Bonds: s.arrays.takeBonds(len(names))}
 	netDev := lazyNetDev{s: s, r: &r}
 	for _, name := range names {
 		b, ok := s.readBond(&r, name)
@@ -155,7 +161,7 @@ func (s *RootSource) readBond(r *Reading, name string) (bonding.Bond, bool) {
 	}
 	data, perr := s.fsys.ReadFileScratch(procFile)
 	if perr == nil && cfg != nil && cfg.merged != nil && bytes.Equal(cfg.proc, data) && now.Sub(cfg.readAt) < configRefresh {
-		return cfg.reuse(r), true
+		return cfg.reuse(r, &s.arrays), true
 	}
 	var proc []byte
 	if perr == nil {
@@ -208,10 +214,12 @@ func (s *RootSource) readBond(r *Reading, name string) (bonding.Bond, bool) {
 	return b, true
 }
 
-// reuse hands out the bond merged last time, with what reading it said.
-func (cfg *rootConfig) reuse(r *Reading) bonding.Bond {
+// reuse hands out the bond merged last time, with what reading it said;
+// its slaves are copied into an array of arrays (the counters are written
+// into them).
+func (cfg *rootConfig) reuse(r *Reading, arrays *readingArrays) bonding.Bond {
 	b := *cfg.merged
-	b.Slaves = slices.Clone(b.Slaves)
+	b.Slaves = arrays.takeSlaves(b.Slaves)
 	r.Warnings = append(r.Warnings, cfg.warnings...)
 	r.Unprivileged = r.Unprivileged || cfg.unprivileged
 	return b

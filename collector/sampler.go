@@ -270,7 +270,8 @@ func (s *Sampler) sampleReading(r Reading) (*Snapshot, error) {
 			snap.Missing = append(snap.Missing, name)
 		}
 	}
-	s.prev, s.last, s.prevCountersAt, s.prevAt, s.started = r.Bonds, r.Bonds, span.countersAt, now, true
+	s.hold(r.Bonds, r.Bonds)
+	s.prevCountersAt, s.prevAt, s.started = span.countersAt, now, true
 	if s.neighbors != nil {
 		s.neighbors.attach(snap, s.Interval())
 	}
@@ -328,8 +329,28 @@ func (s *Sampler) observe() error {
 		return err
 	}
 	s.pending = s.compare(s.pending, s.opts.Clock(), r)
-	s.last = r.Bonds
+	s.hold(s.prev, r.Bonds)
 	return nil
+}
+
+// hold makes prev and last the readings the next tick compares with (the
+// previous snapshot's, and the latest, which a change read in between
+// makes newer), and hands those it let go back to a source that reuses
+// them (recycler).
+func (s *Sampler) hold(prev, last []bonding.Bond) {
+	oldPrev, oldLast := s.prev, s.last
+	s.prev, s.last = prev, last
+	rc, ok := s.src.(recycler)
+	if !ok {
+		return
+	}
+	held := func(bonds []bonding.Bond) bool { return sameArray(bonds, prev) || sameArray(bonds, last) }
+	if !held(oldPrev) {
+		rc.recycle(oldPrev)
+	}
+	if !held(oldLast) && !sameArray(oldLast, oldPrev) {
+		rc.recycle(oldLast)
+	}
 }
 
 func (s *Sampler) follows(name string) bool {
