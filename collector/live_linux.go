@@ -93,8 +93,8 @@ type LiveSource struct {
 	mineBuf   []dumpedSlave
 	idxBuf    []int
 	// arrays are the readings the Sampler handed back (recycle).
-	arrays readingArrays
-	noAggBuf  []string
+	arrays   readingArrays
+	noAggBuf []string
 	// statsWanted is LACPDUCounters' scratch: the slaves it reads; and
 	// noStatsDump is set once the kernel refused a statistics dump.
 	statsWanted []statsWant
