@@ -71,30 +71,26 @@ func (a *readingArrays) takeSlaves(from []bonding.Slave) []bonding.Slave {
 }
 
 // put takes back the arrays of a reading: those take* made, once each.
-// Their contents are cleared, so that a kept array holds no strings or
-// values of readings past.
 func (a *readingArrays) put(bonds []bonding.Bond) {
 	for i := range bonds {
-		sl := bonds[i].Slaves
-		if cap(sl) == 0 {
-			continue
-		}
-		first := &sl[:1][0]
-		if _, ok := a.ownedSlaves[first]; !ok || keeps(a.slaves, first) {
-			continue
-		}
-		clear(sl[:cap(sl)])
-		a.slaves = append(a.slaves, sl[:0])
+		a.slaves = keepOwn(a.slaves, a.ownedSlaves, bonds[i].Slaves)
 	}
-	if cap(bonds) == 0 {
-		return
+	a.bonds = keepOwn(a.bonds, a.ownedBonds, bonds)
+}
+
+// keepOwn adds arr to free when owned has it and free does not yet. Its
+// contents are cleared, so that a kept array holds no strings or values
+// of readings past.
+func keepOwn[T any](free [][]T, owned map[*T]struct{}, arr []T) [][]T {
+	if cap(arr) == 0 {
+		return free
 	}
-	first := &bonds[:1][0]
-	if _, ok := a.ownedBonds[first]; !ok || keeps(a.bonds, first) {
-		return
+	first := &arr[:1][0]
+	if _, ok := owned[first]; !ok || keeps(free, first) {
+		return free
 	}
-	clear(bonds[:cap(bonds)])
-	a.bonds = append(a.bonds, bonds[:0])
+	clear(arr[:cap(arr)])
+	return append(free, arr[:0])
 }
 
 // bestFit is the index of the smallest array in arrs with room for n, or
