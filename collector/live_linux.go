@@ -775,8 +775,9 @@ func (mb *mergedBond) keep(b bonding.Bond, db *dumpedBond, mine []dumpedSlave, c
 
 // again returns the kept bond with the dump's counters when db and mine
 // are what it was built from, and c's files and ethtool reads too. Its
-// slaves are copied into an array of arrays: the kept bond's own array
-// (the reading it was merged for holds it too) is never written.
+// slaves are copied into an array from arrays (one a Sampler handed back,
+// or a new one): the kept bond's own array, which the reading it was
+// merged for holds too, is never written.
 func (mb *mergedBond) again(db *dumpedBond, mine []dumpedSlave, c *liveBond, procFresh bool, arrays *readingArrays) (bonding.Bond, bool) {
 	if !mb.ok || db.memo != mb.bondMemo || db.memo.bondBuilt != mb.bondBuilt || len(mine) != len(mb.slaveMemos) ||
 		c.procGen != mb.procGen || c.sysfsGen != mb.sysfsGen || c.speedsGen != mb.speedsGen || procFresh != mb.procFresh {

@@ -44,6 +44,7 @@ func (a *readingArrays) takeBonds(n int) []bonding.Bond {
 	arr := make([]bonding.Bond, 0, max(n, 1))
 	if a.ownedBonds == nil || len(a.ownedBonds) >= maxOwned {
 		a.ownedBonds = make(map[*bonding.Bond]struct{})
+		clear(a.bonds)
 		a.bonds = a.bonds[:0]
 	}
 	a.ownedBonds[&arr[:1][0]] = struct{}{}
@@ -64,6 +65,7 @@ func (a *readingArrays) takeSlaves(from []bonding.Slave) []bonding.Slave {
 	copy(arr, from)
 	if a.ownedSlaves == nil || len(a.ownedSlaves) >= maxOwned {
 		a.ownedSlaves = make(map[*bonding.Slave]struct{})
+		clear(a.slaves)
 		a.slaves = a.slaves[:0]
 	}
 	a.ownedSlaves[&arr[0]] = struct{}{}

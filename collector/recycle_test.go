@@ -112,3 +112,17 @@ func TestSamplerHandsBackWhatItLetsGo(t *testing.T) {
 		t.Errorf("%d readings came back and %d are out, want %d and the one held", src.returned, len(src.out), len(steps)-1)
 	}
 }
+
+// TestReadingArraysForgetWhatNeverComesBack: a source whose readings are
+// rebuilt elsewhere (their arrays never come back) does not make the
+// record of arrays grow without end.
+func TestReadingArraysForgetWhatNeverComesBack(t *testing.T) {
+	var a readingArrays
+	for range 3 * maxOwned {
+		a.takeBonds(2)
+		a.takeSlaves(make([]bonding.Slave, 2))
+	}
+	if len(a.ownedBonds) > maxOwned || len(a.ownedSlaves) > maxOwned {
+		t.Errorf("remembers %d bonds' and %d slaves' arrays, want at most %d", len(a.ownedBonds), len(a.ownedSlaves), maxOwned)
+	}
+}

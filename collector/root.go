@@ -215,8 +215,8 @@ func (s *RootSource) readBond(r *Reading, name string) (bonding.Bond, bool) {
 }
 
 // reuse hands out the bond merged last time, with what reading it said;
-// its slaves are copied into an array of arrays (the counters are written
-// into them).
+// its slaves are copied into an array from arrays (the counters are
+// written into them).
 func (cfg *rootConfig) reuse(r *Reading, arrays *readingArrays) bonding.Bond {
 	b := *cfg.merged
 	b.Slaves = arrays.takeSlaves(b.Slaves)
