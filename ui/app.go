@@ -328,6 +328,17 @@ func (d *dashboard) handleKey(ev *tcell.EventKey) *tcell.EventKey {
 	case tcell.KeyEnter:
 		d.openOverlay(overlayDetails)
 		return nil
+	// htop's function keys, for the hands that know them: F1 help, F6
+	// sort, F10 quit.
+	case tcell.KeyF1:
+		d.openOverlay(overlayHelp)
+		return nil
+	case tcell.KeyF6:
+		m.CycleSort()
+		return nil
+	case tcell.KeyF10:
+		d.app.Stop()
+		return nil
 	case tcell.KeyRune:
 	default:
 		return ev
@@ -393,10 +404,10 @@ func (d *dashboard) overlayKey(ev *tcell.EventKey) *tcell.EventKey {
 		return nil
 	case d.panelKey(ev):
 		return nil
-	case ev.Key() == tcell.KeyRune && ev.Rune() == 'q':
+	case ev.Key() == tcell.KeyRune && ev.Rune() == 'q', ev.Key() == tcell.KeyF10:
 		d.app.Stop()
 		return nil
-	case ev.Key() == tcell.KeyRune && ev.Rune() == '?' && d.overlayName == overlayHelp:
+	case (ev.Key() == tcell.KeyRune && ev.Rune() == '?' || ev.Key() == tcell.KeyF1) && d.overlayName == overlayHelp:
 		d.closeOverlay()
 		return nil
 	}

@@ -266,6 +266,51 @@ func TestRunLoop(t *testing.T) {
 	}
 }
 
+// TestHtopFunctionKeys: the keys an htop user reaches for first do what
+// they do in htop: F6 sorts, F1 opens and closes the help, F10 quits.
+func TestHtopFunctionKeys(t *testing.T) {
+	h := failoverHost(t)
+	screen := tcell.NewSimulationScreen("UTF-8")
+	feed := &tickingFeed{Sampler: h.sampler, h: h, limit: 3}
+	d := newDashboard(Options{Feed: feed, First: h.snaps[0], Screen: screen})
+	screen.SetSize(100, 30)
+	done := make(chan error, 1)
+	go func() { done <- d.run(context.Background()) }()
+	shows := func(want string, shown bool) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			var text string
+			d.app.QueueUpdate(func() { text = (&sim{screen: screen}).text() })
+			if strings.Contains(text, want) == shown {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%q on screen: %v after 5s, want %v:\n%s", want, !shown, shown, text)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	shows("sort enslave", true)
+	screen.InjectKey(tcell.KeyF6, 0, tcell.ModNone)
+	shows("sort rx", true)
+	screen.InjectKey(tcell.KeyF1, 0, tcell.ModNone)
+	shows("LACP port state flags", true)
+	screen.InjectKey(tcell.KeyF1, 0, tcell.ModNone)
+	shows("LACP port state flags", false)
+	screen.InjectKey(tcell.KeyF1, 0, tcell.ModNone)
+	shows("LACP port state flags", true)
+	screen.InjectKey(tcell.KeyF10, 0, tcell.ModNone) // from the help, as q does
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("F10 did not end Run")
+	}
+}
+
 // A source that fails mid-run leaves the last screen up with the reason.
 func TestSourceErrorShown(t *testing.T) {
 	h := failoverHost(t)

@@ -562,9 +562,9 @@ func orText(s, alt string) string {
 
 // helpKeys is the key map as the help overlay lists it.
 var helpKeys = []keyHint{
-	{"q, Ctrl-C", "quit"},
+	{"q, F10, Ctrl-C", "quit"},
 	{"Ctrl-L", "redraw the whole screen"},
-	{"?", "this help (Esc closes any panel)"},
+	{"?, F1", "this help (Esc closes any panel)"},
 	{"Tab, Shift-Tab", "move focus: slaves, LACP, events"},
 	{"↑ ↓ PgUp PgDn", "move in the focused panel (j k too)"},
 	{"Enter", "details of the selected slave"},
@@ -573,7 +573,7 @@ var helpKeys = []keyHint{
 	{"p", "pause / resume (events keep being collected)"},
 	{"+ -", "sample less / more often (100ms .. 10s)"},
 	{"g", "graph window: 1m, 5m, 1h"},
-	{"s", "sort slaves: enslave order, rx, tx, errors, name"},
+	{"s, F6", "sort slaves: enslave order, rx, tx, errors, name"},
 	{"l", "load panel: test streams over the bond"},
 	{"d, f", "diagnosis, flows per slave"},
 	{"in flows", "s sort, ← → one slave, t tx/rx (with a flow meter)"},
