@@ -344,12 +344,13 @@ func TestDashboardUnknownBondInTmux(t *testing.T) {
 
 // TestRedrawKeyInTmux: what another program writes to the terminal (a
 // wall message) stays on the screen, as each frame sends only the cells
-// that changed, until Ctrl-L sends the whole screen again.
+// that changed, until Ctrl-L sends the whole screen again. Then htop's
+// function keys.
 func TestRedrawKeyInTmux(t *testing.T) {
 	needTmux(t)
 	bin := binary(t)
 	dir := lacpTree(t)
-	p := newPane(t, 100, 30, fmt.Sprintf("%s --root %s bond0; sleep 60", bin, dir))
+	p := newPane(t, 100, 30, fmt.Sprintf("%s --root %s bond0; echo exit=$?; sleep 60", bin, dir))
 	p.waitText("bond0", 10*time.Second)
 	tty := strings.TrimSpace(p.tmux("display-message", "-p", "-t", "main", "#{pane_tty}"))
 	f, err := os.OpenFile(tty, os.O_WRONLY, 0)
@@ -371,5 +372,18 @@ func TestRedrawKeyInTmux(t *testing.T) {
 	screen := p.waitGone(wall, 5*time.Second)
 	if !strings.Contains(screen, "bond0") {
 		t.Fatalf("after Ctrl-L the dashboard is not on the screen:\n%s", screen)
+	}
+
+	// htop's function keys, as a terminal sends them: F6 sorts, F1 opens
+	// and closes the help, F10 quits.
+	p.keys("F6")
+	p.waitText("sort rx", 5*time.Second)
+	p.keys("F1")
+	p.waitText("LACP port state flags", 5*time.Second)
+	p.keys("F1")
+	p.waitGone("LACP port state flags", 5*time.Second)
+	p.keys("F10")
+	if screen := p.waitText("exit=", 5*time.Second); !strings.Contains(screen, "exit=0") {
+		t.Fatalf("F10: want the dashboard to end with status 0:\n%s", screen)
 	}
 }
