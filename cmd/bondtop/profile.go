@@ -24,8 +24,9 @@ const memProfileEvery = 10 * time.Second
 // Without BONDTOP_MEMPROFILE the heap is not sampled at all. Linking
 // runtime/pprof keeps the runtime's sampler on by default (one sample per
 // 512 KiB allocated), and the samples' call stacks and the table that
-// finds them cost 0.3-0.5 MB of resident memory in a dashboard that has
-// nothing to hand them to (README, "Lighter than bmon", step 25).
+// finds them are resident memory in a dashboard that has nothing to hand
+// them to: 0.4 MB after an hour replayed at 1 s, 1.3 MB after an hour
+// live at 100 ms (README, "Lighter than bmon", step 25).
 func startProfiles(stderr io.Writer) func() {
 	if path := os.Getenv("BONDTOP_MEMPROFILE"); path == "" {
 		runtime.MemProfileRate = 0
