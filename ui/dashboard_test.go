@@ -219,96 +219,85 @@ func TestNoColorHighlightsByAttribute(t *testing.T) {
 	}
 }
 
+// loopRun is the real event loop on a simulated 100x30 terminal, fed by
+// the failover fixture's sampler (three snapshots).
+type loopRun struct {
+	t      *testing.T
+	d      *dashboard
+	screen tcell.SimulationScreen
+	done   chan error
+}
+
+func startEventLoop(t *testing.T) *loopRun {
+	h := failoverHost(t)
+	screen := tcell.NewSimulationScreen("UTF-8")
+	feed := &tickingFeed{Sampler: h.sampler, h: h, limit: 3}
+	l := &loopRun{t: t, screen: screen, done: make(chan error, 1),
+		d: newDashboard(Options{Feed: feed, First: h.snaps[0], Screen: screen})}
+	screen.SetSize(100, 30)
+	go func() { l.done <- l.d.run(context.Background()) }()
+	return l
+}
+
+// shows waits until want is on the screen (shown) or gone from it (not
+// shown), reading the screen on the event loop, where it is stable.
+func (l *loopRun) shows(want string, shown bool) {
+	l.t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		var text string
+		l.d.app.QueueUpdate(func() { text = (&sim{screen: l.screen}).text() })
+		if strings.Contains(text, want) == shown {
+			return
+		}
+		if time.Now().After(deadline) {
+			l.t.Fatalf("%q on screen: %v after 5s, want %v:\n%s", want, !shown, shown, text)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// ended waits for Run to return, after key.
+func (l *loopRun) ended(key string) {
+	l.t.Helper()
+	select {
+	case err := <-l.done:
+		if err != nil {
+			l.t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		l.t.Fatalf("%s did not end Run", key)
+	}
+}
+
 // The real event loop on a simulated terminal: snapshots arrive from the
 // feed's goroutine through QueueUpdateDraw, keys through tcell, and q ends
 // Run.
 func TestRunLoop(t *testing.T) {
-	h := failoverHost(t)
-	screen := tcell.NewSimulationScreen("UTF-8")
-	feed := &tickingFeed{Sampler: h.sampler, h: h, limit: 3}
-	d := newDashboard(Options{Feed: feed, First: h.snaps[0], Screen: screen})
-	screen.SetSize(100, 30)
-	done := make(chan error, 1)
-	go func() { done <- d.run(context.Background()) }()
-
-	// read gets the screen text on the event loop, where it is stable.
-	read := func() string {
-		var text string
-		d.app.QueueUpdate(func() { text = (&sim{screen: screen}).text() })
-		return text
-	}
-	waitFor := func(want string) {
-		t.Helper()
-		deadline := time.Now().Add(5 * time.Second)
-		for {
-			text := read()
-			if strings.Contains(text, want) {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("no %q on screen after 5s:\n%s", want, text)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
-	waitFor("12:01:03") // the three samples after the fixture's 60
-	screen.InjectKey(tcell.KeyRune, '?', tcell.ModNone)
-	waitFor("LACP port state flags")
-	screen.InjectKey(tcell.KeyEscape, 0, tcell.ModNone)
-	screen.InjectKey(tcell.KeyRune, 'q', tcell.ModNone)
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("q did not end Run")
-	}
+	l := startEventLoop(t)
+	l.shows("12:01:03", true) // the three samples after the fixture's 60
+	l.screen.InjectKey(tcell.KeyRune, '?', tcell.ModNone)
+	l.shows("LACP port state flags", true)
+	l.screen.InjectKey(tcell.KeyEscape, 0, tcell.ModNone)
+	l.screen.InjectKey(tcell.KeyRune, 'q', tcell.ModNone)
+	l.ended("q")
 }
 
 // TestHtopFunctionKeys: the keys an htop user reaches for first do what
 // they do in htop: F6 sorts, F1 opens and closes the help, F10 quits.
 func TestHtopFunctionKeys(t *testing.T) {
-	h := failoverHost(t)
-	screen := tcell.NewSimulationScreen("UTF-8")
-	feed := &tickingFeed{Sampler: h.sampler, h: h, limit: 3}
-	d := newDashboard(Options{Feed: feed, First: h.snaps[0], Screen: screen})
-	screen.SetSize(100, 30)
-	done := make(chan error, 1)
-	go func() { done <- d.run(context.Background()) }()
-	shows := func(want string, shown bool) {
-		t.Helper()
-		deadline := time.Now().Add(5 * time.Second)
-		for {
-			var text string
-			d.app.QueueUpdate(func() { text = (&sim{screen: screen}).text() })
-			if strings.Contains(text, want) == shown {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%q on screen: %v after 5s, want %v:\n%s", want, !shown, shown, text)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
-	shows("sort enslave", true)
-	screen.InjectKey(tcell.KeyF6, 0, tcell.ModNone)
-	shows("sort rx", true)
-	screen.InjectKey(tcell.KeyF1, 0, tcell.ModNone)
-	shows("LACP port state flags", true)
-	screen.InjectKey(tcell.KeyF1, 0, tcell.ModNone)
-	shows("LACP port state flags", false)
-	screen.InjectKey(tcell.KeyF1, 0, tcell.ModNone)
-	shows("LACP port state flags", true)
-	screen.InjectKey(tcell.KeyF10, 0, tcell.ModNone) // from the help, as q does
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("F10 did not end Run")
-	}
+	l := startEventLoop(t)
+	l.shows("sort enslave", true)
+	l.screen.InjectKey(tcell.KeyF6, 0, tcell.ModNone)
+	l.shows("sort rx", true)
+	l.screen.InjectKey(tcell.KeyF1, 0, tcell.ModNone)
+	l.shows("LACP port state flags", true)
+	l.screen.InjectKey(tcell.KeyF1, 0, tcell.ModNone)
+	l.shows("LACP port state flags", false)
+	l.screen.InjectKey(tcell.KeyF1, 0, tcell.ModNone)
+	l.shows("LACP port state flags", true)
+	l.screen.InjectKey(tcell.KeyF10, 0, tcell.ModNone) // from the help, as q does
+	l.ended("F10")
 }
 
 // A source that fails mid-run leaves the last screen up with the reason.
