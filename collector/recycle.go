@@ -12,122 +12,104 @@ type recycler interface {
 }
 
 // readingArrays are the arrays of the readings a Sampler has let go (the
-// bonds' array, each bond's slaves), kept for the next Read.
-//
-// It takes back only the arrays it handed out itself (take*): a reading's
-// slaves may be a cache's own array (a bond merged from the files is kept
-// as it was made, for the ticks whose inputs are the same), and that one
-// must never be written again. The zero value is ready.
+// bonds' array, each bond's slaves), kept for the next Read. The zero
+// value is ready.
 type readingArrays struct {
-	bonds  [][]bonding.Bond
-	slaves [][]bonding.Slave
-	// owned are the first elements of the arrays take* made. It is
-	// bounded: past maxOwned (a source whose readings are rebuilt
-	// elsewhere, whose arrays never come back) it is forgotten, which
-	// only costs the reuse of the arrays still out.
-	ownedBonds  map[*bonding.Bond]struct{}
-	ownedSlaves map[*bonding.Slave]struct{}
+	bonds  freeArrays[bonding.Bond]
+	slaves freeArrays[bonding.Slave]
 }
-
-// maxOwned bounds the arrays a readingArrays remembers making: a Sampler
-// holds at most two readings besides the one being read, and a host has
-// at most a few hundred bonds.
-const maxOwned = 4096
 
 // takeBonds returns an empty array with room for n bonds.
-func (a *readingArrays) takeBonds(n int) []bonding.Bond {
-	if i := bestFit(a.bonds, n); i >= 0 {
-		arr := a.bonds[i]
-		a.bonds = removeAt(a.bonds, i)
-		return arr[:0]
-	}
-	arr := make([]bonding.Bond, 0, max(n, 1))
-	if a.ownedBonds == nil || len(a.ownedBonds) >= maxOwned {
-		a.ownedBonds = make(map[*bonding.Bond]struct{})
-		clear(a.bonds)
-		a.bonds = a.bonds[:0]
-	}
-	a.ownedBonds[&arr[:1][0]] = struct{}{}
-	return arr
-}
+func (a *readingArrays) takeBonds(n int) []bonding.Bond { return a.bonds.take(n) }
 
 // takeSlaves returns a copy of from in an array of its own.
 func (a *readingArrays) takeSlaves(from []bonding.Slave) []bonding.Slave {
 	if len(from) == 0 {
 		return nil
 	}
-	if i := bestFit(a.slaves, len(from)); i >= 0 {
-		arr := a.slaves[i]
-		a.slaves = removeAt(a.slaves, i)
-		return append(arr[:0], from...)
-	}
-	arr := make([]bonding.Slave, len(from))
-	copy(arr, from)
-	if a.ownedSlaves == nil || len(a.ownedSlaves) >= maxOwned {
-		a.ownedSlaves = make(map[*bonding.Slave]struct{})
-		clear(a.slaves)
-		a.slaves = a.slaves[:0]
-	}
-	a.ownedSlaves[&arr[0]] = struct{}{}
-	return arr
+	return append(a.slaves.take(len(from)), from...)
 }
 
 // put takes back the arrays of a reading: those take* made, once each.
 func (a *readingArrays) put(bonds []bonding.Bond) {
 	for i := range bonds {
-		a.slaves = keepOwn(a.slaves, a.ownedSlaves, bonds[i].Slaves)
+		a.slaves.put(bonds[i].Slaves)
 	}
-	a.bonds = keepOwn(a.bonds, a.ownedBonds, bonds)
+	a.bonds.put(bonds)
 }
 
-// keepOwn adds arr to free when owned has it and free does not yet. Its
-// contents are cleared, so that a kept array holds no strings or values
-// of readings past.
-func keepOwn[T any](free [][]T, owned map[*T]struct{}, arr []T) [][]T {
-	if cap(arr) == 0 {
-		return free
-	}
-	first := &arr[:1][0]
-	if _, ok := owned[first]; !ok || keeps(free, first) {
-		return free
-	}
-	clear(arr[:cap(arr)])
-	return append(free, arr[:0])
+// freeArrays are arrays of T kept for reuse.
+//
+// It takes back only the arrays it made itself (take): a reading's slaves
+// may be a cache's own array (a bond merged from the files is kept as it
+// was made, for the ticks whose inputs are the same), and that one must
+// never be written again.
+type freeArrays[T any] struct {
+	free [][]T
+	// owned are the first elements of the arrays take made. It is
+	// bounded: past maxOwned (a source whose readings are rebuilt
+	// elsewhere, whose arrays never come back) it is forgotten with the
+	// free arrays, which only costs the reuse of the arrays still out.
+	owned map[*T]struct{}
 }
 
-// bestFit is the index of the smallest array in arrs with room for n, or
-// -1: a bond of two slaves leaves the array of four for the bond of four.
-func bestFit[T any](arrs [][]T, n int) int {
+// maxOwned bounds the arrays a freeArrays remembers making: a Sampler
+// holds at most two readings besides the one being read, and a host has
+// at most a few hundred bonds.
+const maxOwned = 4096
+
+// take returns an empty array with room for n: the smallest free one that
+// fits (a bond of two slaves leaves the array of four for the bond of
+// four), or a new one.
+func (f *freeArrays[T]) take(n int) []T {
 	best := -1
-	for i, arr := range arrs {
-		if cap(arr) >= n && (best < 0 || cap(arr) < cap(arrs[best])) {
+	for i, arr := range f.free {
+		if cap(arr) >= n && (best < 0 || cap(arr) < cap(f.free[best])) {
 			best = i
 		}
 	}
-	return best
+	if best >= 0 {
+		arr := f.free[best]
+		last := len(f.free) - 1
+		f.free[best], f.free[last] = f.free[last], nil
+		f.free = f.free[:last]
+		return arr
+	}
+	arr := make([]T, 0, max(n, 1))
+	if f.owned == nil || len(f.owned) >= maxOwned {
+		f.owned = make(map[*T]struct{})
+		clear(f.free)
+		f.free = f.free[:0]
+	}
+	f.owned[firstOf(arr)] = struct{}{}
+	return arr
 }
 
-// keeps reports whether the array whose first element is first is in
-// arrs already.
-func keeps[T any](arrs [][]T, first *T) bool {
-	for _, arr := range arrs {
-		if &arr[:1][0] == first {
-			return true
+// put keeps arr when take made it and it is not kept yet. Its contents
+// are cleared, so that a kept array holds no strings or values of
+// readings past.
+func (f *freeArrays[T]) put(arr []T) {
+	if cap(arr) == 0 {
+		return
+	}
+	first := firstOf(arr)
+	if _, ok := f.owned[first]; !ok {
+		return
+	}
+	for _, kept := range f.free {
+		if firstOf(kept) == first {
+			return
 		}
 	}
-	return false
+	clear(arr[:cap(arr)])
+	f.free = append(f.free, arr[:0])
 }
 
-// removeAt removes arrs[i], moving the last one into its place.
-func removeAt[T any](arrs [][]T, i int) [][]T {
-	last := len(arrs) - 1
-	arrs[i] = arrs[last]
-	arrs[last] = nil
-	return arrs[:last]
-}
+// firstOf is the first element of arr's array (arr may be empty; its
+// capacity may not be): two slices share an array when they share it.
+func firstOf[T any](arr []T) *T { return &arr[:1][0] }
 
-// sameArray reports whether a and b share their first element: whether
-// they are the same reading's bonds.
+// sameArray reports whether a and b are the same reading's bonds.
 func sameArray(a, b []bonding.Bond) bool {
-	return cap(a) > 0 && cap(b) > 0 && &a[:1][0] == &b[:1][0]
+	return cap(a) > 0 && cap(b) > 0 && firstOf(a) == firstOf(b)
 }

@@ -27,8 +27,8 @@ func TestReadingArraysTakeBackOnlyTheirOwn(t *testing.T) {
 	bonds = append(bonds, bonding.Bond{Name: "bond0", Slaves: four}, bonding.Bond{Name: "bond1", Slaves: two})
 	a.put(bonds)
 	a.put(bonds) // a second time: must not be handed out twice
-	if len(a.bonds) != 1 || len(a.slaves) != 2 {
-		t.Fatalf("kept %d bonds' arrays and %d slaves' arrays, want 1 and 2", len(a.bonds), len(a.slaves))
+	if len(a.bonds.free) != 1 || len(a.slaves.free) != 2 {
+		t.Fatalf("kept %d bonds' arrays and %d slaves' arrays, want 1 and 2", len(a.bonds.free), len(a.slaves.free))
 	}
 	if four[0].Name != "" || bonds[:2][0].Name != "" {
 		t.Error("a kept array still holds a past reading's values")
@@ -122,7 +122,7 @@ func TestReadingArraysForgetWhatNeverComesBack(t *testing.T) {
 		a.takeBonds(2)
 		a.takeSlaves(make([]bonding.Slave, 2))
 	}
-	if len(a.ownedBonds) > maxOwned || len(a.ownedSlaves) > maxOwned {
-		t.Errorf("remembers %d bonds' and %d slaves' arrays, want at most %d", len(a.ownedBonds), len(a.ownedSlaves), maxOwned)
+	if len(a.bonds.owned) > maxOwned || len(a.slaves.owned) > maxOwned {
+		t.Errorf("remembers %d bonds' and %d slaves' arrays, want at most %d", len(a.bonds.owned), len(a.slaves.owned), maxOwned)
 	}
 }
