@@ -402,9 +402,14 @@ func (d *dashboard) overlayKey(ev *tcell.EventKey) *tcell.EventKey {
 			d.closeOverlay()
 		}
 		return nil
+	case ev.Key() == tcell.KeyF10:
+		// Before the panel: no panel types a function key, and the bond
+		// list and the load form take every key they get.
+		d.app.Stop()
+		return nil
 	case d.panelKey(ev):
 		return nil
-	case ev.Key() == tcell.KeyRune && ev.Rune() == 'q', ev.Key() == tcell.KeyF10:
+	case ev.Key() == tcell.KeyRune && ev.Rune() == 'q':
 		d.app.Stop()
 		return nil
 	case (ev.Key() == tcell.KeyRune && ev.Rune() == '?' || ev.Key() == tcell.KeyF1) && d.overlayName == overlayHelp:

@@ -284,7 +284,8 @@ func TestRunLoop(t *testing.T) {
 }
 
 // TestHtopFunctionKeys: the keys an htop user reaches for first do what
-// they do in htop: F6 sorts, F1 opens and closes the help, F10 quits.
+// they do in htop: F6 sorts, F1 opens and closes the help, F10 quits from
+// anywhere.
 func TestHtopFunctionKeys(t *testing.T) {
 	l := startEventLoop(t)
 	l.shows("sort enslave", true)
@@ -298,6 +299,14 @@ func TestHtopFunctionKeys(t *testing.T) {
 	l.shows("LACP port state flags", true)
 	l.screen.InjectKey(tcell.KeyF10, 0, tcell.ModNone) // from the help, as q does
 	l.ended("F10")
+
+	// The bond list takes every key it gets, q included; F10 still quits.
+	l = startEventLoop(t)
+	l.shows("12:01:03", true)
+	l.screen.InjectKey(tcell.KeyRune, 'b', tcell.ModNone)
+	l.shows("choose a bond", true)
+	l.screen.InjectKey(tcell.KeyF10, 0, tcell.ModNone)
+	l.ended("F10 in the bond list")
 }
 
 // A source that fails mid-run leaves the last screen up with the reason.
