@@ -56,7 +56,11 @@ func (a *advancingCounters) step() {
 // tickingRoot is a Sampler over a fourSlaveTree at 100 ms with the
 // default history, the tree's clock and the Sampler's one fake clock,
 // warmed up: its history rings are full and every cache is filled.
-func tickingRoot(tb testing.TB) *rootTicker {
+//
+// With recycle, the Sampler recycles (Options.Recycle) and each tick
+// hands back the snapshot before it, as a dashboard does once the next
+// one is on screen.
+func tickingRoot(tb testing.TB, recycle bool) *rootTicker {
 	tr := fourSlaveTree(tb)
 	counters := newAdvancingCounters(tb, tr)
 	src, err := NewRootSource(tr.dir)
@@ -70,8 +74,8 @@ func tickingRoot(tb testing.TB) *rootTicker {
 	// quiet for longer than keepQuiet, and its statistics files are read
 	// through descriptors kept open (rootkeep_linux.go).
 	src.fsys.now = func() time.Time { return time.Now().Add(time.Hour) }
-	s := NewSampler(src, Options{Interval: MinInterval, Clock: clk.Now})
-	rt := &rootTicker{tb: tb, s: s, clk: clk, counters: counters}
+	s := NewSampler(src, Options{Interval: MinInterval, Clock: clk.Now, Recycle: recycle})
+	rt := &rootTicker{tb: tb, s: s, clk: clk, counters: counters, recycle: recycle}
 	// 70 s: the fine rings (a minute at 100 ms) are full, and the last
 	// tick re-read the configuration (every 5 s) and sysfs.
 	for range 700 {
@@ -90,11 +94,15 @@ type rootTicker struct {
 	clk      *fakeClock
 	counters *advancingCounters
 	snap     *Snapshot // the latest
+	recycle  bool      // hand snap back before the next tick
 }
 
 func (rt *rootTicker) tick() {
 	rt.counters.step()
 	rt.clk.Advance(MinInterval)
+	if rt.recycle {
+		rt.s.Release(rt.snap)
+	}
 	var err error
 	if rt.snap, err = rt.s.Sample(); err != nil {
 		rt.tb.Fatal(err)
@@ -106,30 +114,38 @@ func (rt *rootTicker) sample() *Snapshot {
 	return rt.snap
 }
 
-// maxTickAllocs is what a steady tick over a --root tree allocates: the
-// Snapshot, its bonds, one array for all their slaves and one for the
-// numbers of their traffic. The Reading's arrays come back to the source
-// once the Sampler has let them go (recycle.go). The re-read of the
-// configuration and sysfs every 5 s comes on top.
+// maxTickAllocs is what a steady tick over a --root tree allocates when
+// its snapshots are not handed back: the Snapshot, its bonds, one array
+// for all their slaves and one for the numbers of their traffic. The
+// Reading's arrays come back to the source once the Sampler has let them
+// go (recycle.go). The re-read of the configuration and sysfs every 5 s
+// comes on top.
 const maxTickAllocs = 4
 
 // TestSamplerTickAllocs keeps a steady tick over a --root tree (read,
-// rates, events, history) at maxTickAllocs allocations. The 40 ticks
-// cover 4 s, between two re-reads of the configuration.
+// rates, events, history) at no allocation when its snapshots are
+// handed back (Options.Recycle, as the dashboard does), and at
+// maxTickAllocs when they are not. The 40 ticks cover 4 s, between two
+// re-reads of the configuration.
 func TestSamplerTickAllocs(t *testing.T) {
-	root := tickingRoot(t)
-	got := testing.AllocsPerRun(40, root.tick)
-	t.Logf("a steady tick: %v allocations", got)
-	if got > maxTickAllocs {
-		t.Errorf("a steady tick allocates %v times, want at most %d: see BenchmarkSamplerTickRootSteady and its -memprofile", got, maxTickAllocs)
+	for _, c := range []struct {
+		recycle bool
+		want    float64
+	}{{true, 0}, {false, maxTickAllocs}} {
+		root := tickingRoot(t, c.recycle)
+		got := testing.AllocsPerRun(40, root.tick)
+		t.Logf("a steady tick, snapshots handed back %v: %v allocations", c.recycle, got)
+		if got > c.want {
+			t.Errorf("a steady tick (snapshots handed back: %v) allocates %v times, want at most %v: see BenchmarkSamplerTickRootSteady and its -memprofile", c.recycle, got, c.want)
+		}
 	}
 }
 
 // BenchmarkSamplerTickRootSteady is the tick of TestSamplerTickAllocs
-// (counters that move, a full history at 100 ms); the configuration's
-// re-read comes every 50 ticks.
+// (counters that move, a full history at 100 ms), its snapshots handed
+// back; the configuration's re-read comes every 50 ticks.
 func BenchmarkSamplerTickRootSteady(b *testing.B) {
-	root := tickingRoot(b)
+	root := tickingRoot(b, true)
 	b.ReportAllocs()
 	for b.Loop() {
 		root.tick()
@@ -199,7 +215,7 @@ func BenchmarkHistoryRecord(b *testing.B) {
 func TestSnapshotsStayAsHandedOut(t *testing.T) {
 	clk := &fakeClock{now: time.Unix(1_000_000, 0)}
 	demo := NewSampler(NewDemoSource(clk.Now), Options{Interval: time.Second, Clock: clk.Now})
-	root := tickingRoot(t)
+	root := tickingRoot(t, false)
 	for _, c := range []struct {
 		name   string
 		sample func() *Snapshot

@@ -39,11 +39,6 @@ func roomsFor(slaves int) int {
 	return 1 + slaves + (max(2*slaves-2, 0)+len(numberRoom{}.f)-1)/len(numberRoom{}.f)
 }
 
-// newNumbers makes n rooms (roomsFor).
-func newNumbers(n int) *numbers {
-	return &numbers{rooms: make([]numberRoom, 0, n)}
-}
-
 // next starts the room of the next interface.
 func (n *numbers) next() {
 	if len(n.rooms) == cap(n.rooms) {
@@ -51,6 +46,7 @@ func (n *numbers) next() {
 	}
 	n.rooms = n.rooms[:len(n.rooms)+1]
 	n.cur = &n.rooms[len(n.rooms)-1]
+	*n.cur = numberRoom{} // a room handed back holds a past tick's values
 }
 
 func (n *numbers) uint(v uint64) *uint64 {

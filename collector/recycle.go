@@ -1,6 +1,10 @@
 package collector
 
-import "github.com/bondtop/bondtop/bonding"
+import (
+	"sync"
+
+	"github.com/bondtop/bondtop/bonding"
+)
 
 // A recycler is a Source that takes back the arrays of a Reading its
 // Sampler no longer holds, for its next Read to fill: a steady tick then
@@ -112,4 +116,98 @@ func firstOf[T any](arr []T) *T { return &arr[:1][0] }
 // sameArray reports whether a and b are the same reading's bonds.
 func sameArray(a, b []bonding.Bond) bool {
 	return cap(a) > 0 && cap(b) > 0 && firstOf(a) == firstOf(b)
+}
+
+// Snapshots handed back (Options.Recycle, Sampler.Release) are filled
+// again by a later tick: the Snapshot itself, its bonds' array, the array
+// of all their slaves and the rooms of their numbers. A steady tick then
+// allocates nothing. A Sampler remembers the last lentSnapshots it made;
+// one handed back after it was forgotten is left to the collector, as is
+// every snapshot when the consumer never hands any back.
+const lentSnapshots = 8
+
+// snapshotStore is what a Sampler lent and what came back. The consumer
+// hands snapshots back from its own goroutine (a UI's event loop), so it
+// locks.
+type snapshotStore struct {
+	mu   sync.Mutex
+	lent [lentSnapshots]lentSnapshot
+	next int // the slot the next new snapshot takes when none is back
+}
+
+// lentSnapshot is a snapshot the Sampler made and the arrays it made for
+// it, as made: a consumer may have resliced the snapshot's own fields.
+type lentSnapshot struct {
+	snap   *Snapshot
+	bonds  []BondSample
+	slaves []SlaveSample
+	rooms  []numberRoom
+	back   bool // handed back: the next take fills it again
+}
+
+// take returns a zeroed Snapshot and the slot that holds its arrays: one
+// handed back when there is one, else a new one in the oldest slot (the
+// snapshot that was there is forgotten, and stays with whoever has it).
+func (st *snapshotStore) take() (*Snapshot, *lentSnapshot) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for i := range st.lent {
+		if l := &st.lent[i]; l.back {
+			l.back = false
+			*l.snap = Snapshot{}
+			return l.snap, l
+		}
+	}
+	l := &st.lent[st.next]
+	st.next = (st.next + 1) % lentSnapshots
+	*l = lentSnapshot{snap: new(Snapshot)}
+	return l.snap, l
+}
+
+// release marks snap handed back, when this store lent it and still
+// remembers it. Handing the same snapshot back twice is a consumer's
+// mistake that would let two ticks fill one snapshot: it panics.
+func (st *snapshotStore) release(snap *Snapshot) {
+	if snap == nil {
+		return
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for i := range st.lent {
+		if l := &st.lent[i]; l.snap == snap {
+			if l.back {
+				panic("collector: a Snapshot handed back twice")
+			}
+			l.back = true
+			return
+		}
+	}
+}
+
+// bondsFor returns an empty array with room for n bond samples: the
+// slot's own when it is large enough.
+func (l *lentSnapshot) bondsFor(n int) []BondSample {
+	if cap(l.bonds) < n {
+		l.bonds = make([]BondSample, 0, n)
+	}
+	clear(l.bonds[:cap(l.bonds)])
+	return l.bonds[:0]
+}
+
+// slavesFor returns n zeroed slave samples.
+func (l *lentSnapshot) slavesFor(n int) []SlaveSample {
+	if cap(l.slaves) < n {
+		l.slaves = make([]SlaveSample, n)
+	}
+	all := l.slaves[:n]
+	clear(all)
+	return all
+}
+
+// numbersFor returns numbers with n rooms.
+func (l *lentSnapshot) numbersFor(n int) *numbers {
+	if cap(l.rooms) < n {
+		l.rooms = make([]numberRoom, 0, n)
+	}
+	return &numbers{rooms: l.rooms[:0]}
 }

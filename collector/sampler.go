@@ -65,6 +65,10 @@ type Options struct {
 	// Analyze, when set, runs on every snapshot before it is recorded or
 	// handed out, and fills BondSample.Findings (diagnose.Window.Fill).
 	Analyze func(*Snapshot)
+	// Recycle says that the snapshots' consumer hands back (Release)
+	// those it is done with, and that no sink keeps one past its call:
+	// a later tick fills them again, and a steady tick allocates nothing.
+	Recycle bool
 }
 
 // Sampler reads a Source and turns consecutive readings into Snapshots.
@@ -103,6 +107,8 @@ type Sampler struct {
 	kernel    *bonding.KernelVersion
 	neighbors *neighborTracker // nil without a NeighborReader
 	phys      *physTracker     // nil when the Source is no PhysicalReader
+	// snaps are the snapshots lent and handed back (Options.Recycle).
+	snaps snapshotStore
 }
 
 // NewSampler makes a Sampler over src.
@@ -248,7 +254,8 @@ func (s *Sampler) sampleReading(r Reading) (*Snapshot, error) {
 	}
 	// Events is never nil: JSON consumers get [] rather than null. Those
 	// read between ticks come first, with their own times.
-	snap := &Snapshot{Time: now, Warnings: r.Warnings, Events: append([]Event{}, s.pending...)}
+	snap, arrays := s.newSnapshot()
+	snap.Time, snap.Warnings, snap.Events = now, r.Warnings, append([]Event{}, s.pending...)
 	s.pending = s.pending[:0]
 	snap.Unprivileged, snap.NoBonding, snap.ReadWarnings = r.Unprivileged, r.NoBonding, len(r.Warnings)
 	if r.Unprivileged {
@@ -264,7 +271,7 @@ func (s *Sampler) sampleReading(r Reading) (*Snapshot, error) {
 	}
 
 	snap.Events = s.compare(snap.Events, now, r)
-	s.sampleBonds(snap, r, span)
+	s.sampleBonds(snap, arrays, r, span)
 	for _, name := range s.opts.Bonds {
 		if r.Bond(name) == nil {
 			snap.Missing = append(snap.Missing, name)
@@ -286,6 +293,26 @@ func (s *Sampler) sampleReading(r Reading) (*Snapshot, error) {
 		sink(snap)
 	}
 	return snap, nil
+}
+
+// newSnapshot returns an empty Snapshot and where its arrays come from:
+// one handed back (Options.Recycle), else new ones.
+func (s *Sampler) newSnapshot() (*Snapshot, *lentSnapshot) {
+	if s.opts.Recycle {
+		return s.snaps.take()
+	}
+	return new(Snapshot), new(lentSnapshot)
+}
+
+// Release hands back a snapshot this Sampler made, once its consumer
+// (and whoever it passed the snapshot to) no longer reads it: a later
+// tick fills it again. It does nothing without Options.Recycle, or for a
+// snapshot made too long ago (it is then left to the garbage collector).
+// It may be called from any goroutine.
+func (s *Sampler) Release(snap *Snapshot) {
+	if s.opts.Recycle {
+		s.snaps.release(snap)
+	}
 }
 
 // compare appends to evs the events that turn the latest reading into r,
@@ -360,7 +387,7 @@ func (s *Sampler) follows(name string) bool {
 // sampleBonds turns the followed bonds of a reading into the snapshot's
 // BondSamples: one array for the bonds, one for all their slaves, and the
 // few of numbers for their traffic, whatever the number of bonds.
-func (s *Sampler) sampleBonds(snap *Snapshot, r Reading, span countersSpan) {
+func (s *Sampler) sampleBonds(snap *Snapshot, arrays *lentSnapshot, r Reading, span countersSpan) {
 	bonds, slaves, rooms := 0, 0, 0
 	for i := range r.Bonds {
 		if s.follows(r.Bonds[i].Name) {
@@ -372,9 +399,9 @@ func (s *Sampler) sampleBonds(snap *Snapshot, r Reading, span countersSpan) {
 	if bonds == 0 {
 		return
 	}
-	snap.Bonds = make([]BondSample, 0, bonds)
-	all := make([]SlaveSample, slaves)
-	nums := newNumbers(rooms)
+	snap.Bonds = arrays.bondsFor(bonds)
+	all := arrays.slavesFor(slaves)
+	nums := arrays.numbersFor(rooms)
 	for i := range r.Bonds {
 		b := &r.Bonds[i]
 		if !s.follows(b.Name) {

@@ -159,3 +159,50 @@ func (e *ErrorCounts) Any() bool {
 	}
 	return false
 }
+
+// Clone returns a copy of b that shares nothing a Sampler fills again
+// when its snapshots are handed back (Options.Recycle): the slaves and
+// every number are its own. What the snapshots share and never write
+// (flow tables, findings, switch sides) stays shared. It is for reading a
+// sample off the goroutine that holds its snapshot, or after handing the
+// snapshot back.
+func (b *BondSample) Clone() *BondSample {
+	c := *b
+	c.Traffic = b.Traffic.clone()
+	c.Slaves = make([]SlaveSample, len(b.Slaves))
+	for i, s := range b.Slaves {
+		s.Traffic = s.Traffic.clone()
+		s.ShareRx, s.ShareTx = own(s.ShareRx), own(s.ShareTx)
+		c.Slaves[i] = s
+	}
+	return &c
+}
+
+func (t Traffic) clone() Traffic {
+	c := t
+	c.Totals = Totals{
+		RxBytes: own(t.RxBytes), TxBytes: own(t.TxBytes),
+		RxPackets: own(t.RxPackets), TxPackets: own(t.TxPackets),
+		RxErrors: own(t.RxErrors), TxErrors: own(t.TxErrors),
+		RxDropped: own(t.RxDropped), TxDropped: own(t.TxDropped),
+		RxOverErrors: own(t.RxOverErrors), RxFifoErrors: own(t.RxFifoErrors),
+	}
+	c.RxBps, c.TxBps, c.RxPps, c.TxPps = own(t.RxBps), own(t.TxBps), own(t.RxPps), own(t.TxPps)
+	if e := t.Interval; e != nil {
+		c.Interval = &ErrorCounts{
+			RxErrors: own(e.RxErrors), TxErrors: own(e.TxErrors),
+			RxDropped: own(e.RxDropped), TxDropped: own(e.TxDropped),
+			RxOverErrors: own(e.RxOverErrors), RxFifoErrors: own(e.RxFifoErrors),
+		}
+	}
+	return c
+}
+
+// own is a copy of *p in a variable of its own; nil for nil.
+func own[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
+}

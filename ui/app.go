@@ -35,6 +35,13 @@ type Player interface {
 	Seek(d time.Duration)
 }
 
+// A Recycler is a Feed that fills again the snapshots handed back to it
+// (a *collector.Sampler with Options.Recycle): the dashboard hands back
+// each one once nothing on screen points into it, on the event loop.
+type Recycler interface {
+	Release(*collector.Snapshot)
+}
+
 // seekStep is how far < and > jump in a replay.
 const seekStep = 10 * time.Second
 
@@ -145,6 +152,9 @@ func newDashboard(o Options) *dashboard {
 	}
 	d.model.Bond = o.Bond
 	_, d.model.Playback = o.Feed.(Player)
+	if r, ok := o.Feed.(Recycler); ok {
+		d.model.Release = r.Release
+	}
 	d.header = newLinesView(th, "", d.renderHeader)
 	d.footer = newLinesView(th, "", d.renderFooter)
 	d.side = newLinesView(th, "LACP", d.renderSide)

@@ -171,7 +171,7 @@ func (d *dashboard) renderChooser(width, height int) []line {
 	}
 	for i := top; i < len(rows) && i < top+page; i++ {
 		name := rows[i]
-		b := m.lastSeen[name]
+		b := m.lastSeen[name].sample
 		row := line{{" " + num(i) + padRight(name, nameW) + "  ", th.base}}
 		if b == nil || m.Snap == nil || m.Snap.Bond(name) == nil {
 			row = row.add("gone", th.bad)

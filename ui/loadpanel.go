@@ -316,7 +316,13 @@ func (d *dashboard) startLoad() {
 	p.starting, p.editing, p.done = true, false, false
 	p.run, p.startErr, p.rows, p.summary, p.runErr, p.elapsed = nil, nil, nil, nil, nil, 0
 	p.sent, p.received = load.StreamStats{}, load.StreamStats{}
+	// The runner reads the bond off the event loop, while later snapshots
+	// arrive and the feed may fill this one again (Recycler): it gets a
+	// copy of its own.
 	b := d.model.Selected()
+	if b != nil {
+		b = b.Clone()
+	}
 	p.bond = d.model.Bond
 	ctx, runner := d.ctx, p.runner
 	release := d.cores.acquire()

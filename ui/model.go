@@ -76,20 +76,36 @@ type Model struct {
 	// known lists every bond seen, so a vanished bond stays selectable;
 	// lastSeen keeps each one's latest sample for the graphs' legend.
 	known    []string
-	lastSeen map[string]*collector.BondSample
+	lastSeen map[string]seenSample
+
+	// Release, when set, hands back a snapshot the model no longer
+	// points into: the feed fills it again (a Recycler). kept are the
+	// snapshots it points into: Snap, held and those of lastSeen.
+	Release func(*collector.Snapshot)
+	kept    []*collector.Snapshot
+}
+
+// seenSample is a bond's latest sample and the snapshot it is in.
+type seenSample struct {
+	sample *collector.BondSample
+	in     *collector.Snapshot
 }
 
 // NewModel returns an empty model: enslave order, the shortest window.
 func NewModel(interval time.Duration) *Model {
 	return &Model{
 		Window: GraphWindows[0], Interval: interval,
-		goneAt: make(map[string]time.Time), lastSeen: make(map[string]*collector.BondSample),
+		goneAt: make(map[string]time.Time), lastSeen: make(map[string]seenSample),
 	}
 }
 
 // Apply takes a new snapshot. While paused it is held back; its events are
 // kept for the log all the same.
 func (m *Model) Apply(s *collector.Snapshot) {
+	if m.Release != nil && !slices.Contains(m.kept, s) {
+		m.kept = append(m.kept, s)
+	}
+	defer m.letGo()
 	if m.Paused && !m.Playback {
 		m.held = s
 		// Newest snapshot's events first, as the log keeps them.
@@ -99,11 +115,39 @@ func (m *Model) Apply(s *collector.Snapshot) {
 	m.show(s, s.Events)
 }
 
+// letGo hands back the snapshots the model no longer points into.
+func (m *Model) letGo() {
+	kept := m.kept[:0]
+	for _, s := range m.kept {
+		if m.pointsInto(s) {
+			kept = append(kept, s)
+		} else {
+			m.Release(s)
+		}
+	}
+	clear(m.kept[len(kept):])
+	m.kept = kept
+}
+
+// pointsInto reports whether the model still reads s: on screen, held
+// behind the pause, or the last sample of a bond that went away.
+func (m *Model) pointsInto(s *collector.Snapshot) bool {
+	if s == m.Snap || s == m.held {
+		return true
+	}
+	for _, seen := range m.lastSeen {
+		if seen.in == s {
+			return true
+		}
+	}
+	return false
+}
+
 func (m *Model) show(s *collector.Snapshot, events []collector.Event) {
 	m.Snap = s
 	for i := range s.Bonds {
 		name := s.Bonds[i].Name
-		m.lastSeen[name] = &s.Bonds[i]
+		m.lastSeen[name] = seenSample{&s.Bonds[i], s}
 		delete(m.goneAt, name)
 		m.addKnown(name)
 	}
@@ -149,6 +193,7 @@ func (m *Model) TogglePause() {
 		s, evs := m.held, m.heldEvents
 		m.held, m.heldEvents = nil, nil
 		m.show(s, evs)
+		m.letGo()
 	}
 }
 
@@ -222,7 +267,7 @@ func (m *Model) LastSeen() *collector.BondSample {
 	if b := m.Selected(); b != nil {
 		return b
 	}
-	return m.lastSeen[m.Bond]
+	return m.lastSeen[m.Bond].sample
 }
 
 // GoneSince reports when the selected bond vanished, if it did.

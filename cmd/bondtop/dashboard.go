@@ -27,6 +27,8 @@ func isTerminal(w io.Writer) bool {
 func dashboard(src collector.Source, o options) error {
 	opts := o.samplerOptions(src)
 	opts.History = ui.GraphWindows[len(ui.GraphWindows)-1] // the longest graph
+	// The dashboard hands back the snapshots it no longer shows.
+	opts.Recycle = o.recyclable()
 	// A flow table redrawn ten times a second cannot be read, and each
 	// read of the meter walks the kernel's whole flow map.
 	opts.MeterEvery = collector.DashboardMeterEvery

@@ -134,7 +134,10 @@ type options struct {
 	replay   string
 	speed    float64
 	// sinks receive every snapshot (metrics, recorder), set up by run.
-	sinks []func(*collector.Snapshot)
+	// sinkKeeps is set when one keeps the snapshot past its call (the
+	// metrics server serves the latest): no snapshot is filled again.
+	sinks     []func(*collector.Snapshot)
+	sinkKeeps bool
 	// readFailed hears of every failed read in --headless (the metrics'
 	// error count); nil without --listen.
 	readFailed func()
@@ -273,6 +276,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		defer stop()
 		opts.sinks = append(opts.sinks, exp.Update)
+		opts.sinkKeeps = true
 		opts.readFailed = exp.ReadFailed
 	}
 

@@ -22,7 +22,9 @@ import (
 // change between two of them is read when the kernel announces it: its
 // events come in the next snapshot with their own times.
 func sampleAndPrint(src collector.Source, o options, n int, w io.Writer) error {
-	s := collector.NewSampler(src, o.samplerOptions(src))
+	so := o.samplerOptions(src)
+	so.Recycle = o.recyclable() // each snapshot is printed, then handed back
+	s := collector.NewSampler(src, so)
 	if _, err := s.Sample(); err != nil {
 		return err
 	}
@@ -48,6 +50,7 @@ func sampleAndPrint(src collector.Source, o options, n int, w io.Writer) error {
 			writeErr = printSnapshot(w, snap)
 		}
 		printed++
+		s.Release(snap)
 		if writeErr != nil {
 			stop()
 		}
@@ -62,9 +65,12 @@ func sampleAndPrint(src collector.Source, o options, n int, w io.Writer) error {
 func watch(src collector.Source, o options, w io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	s := collector.NewSampler(src, o.samplerOptions(src))
+	so := o.samplerOptions(src)
+	so.Recycle = o.recyclable() // each snapshot is printed, then handed back
+	s := collector.NewSampler(src, so)
 	first := true
 	return s.Run(ctx, func(snap *collector.Snapshot) {
+		defer s.Release(snap)
 		if first {
 			first = false // no rates yet: wait for the second reading
 			return

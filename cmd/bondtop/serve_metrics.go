@@ -19,6 +19,9 @@ import (
 // diagnosis that fills every snapshot's findings (a window of its own per
 // Sampler). No mode but the dashboard reads a rate history, so none is
 // kept unless the caller asks for one.
+//
+// A mode that hands back each snapshot once it is done with it (the
+// dashboard, the text and JSON outputs) sets Recycle from recyclable.
 func (o *options) samplerOptions(src collector.Source) collector.Options {
 	so := collector.Options{Interval: o.interval, Bonds: o.bonds, Sinks: o.sinks,
 		Flows: o.flows, Meter: o.meter, MeterWhy: o.meterWhy, Analyze: diagnose.NewWindow(0).Fill,
@@ -30,6 +33,10 @@ func (o *options) samplerOptions(src collector.Source) collector.Options {
 	}
 	return so
 }
+
+// recyclable says whether a mode that hands its snapshots back may have
+// them filled again: not when a sink keeps them.
+func (o *options) recyclable() bool { return !o.sinkKeeps }
 
 // metricsServer is a running /metrics server as the sampler feeds it:
 // every snapshot, and every failed read (bondtop_read_success).

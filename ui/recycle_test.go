@@ -1,0 +1,171 @@
+package ui
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gdamore/tcell/v2"
+
+	"github.com/bondtop/bondtop/bonding"
+	"github.com/bondtop/bondtop/collector"
+)
+
+// recyclingDemo is a Sampler over the demo that fills again the
+// snapshots handed back to it, on a clock the test moves.
+func recyclingDemo(t *testing.T) (s *collector.Sampler, sample func() *collector.Snapshot) {
+	now := start
+	clock := func() time.Time { return now }
+	s = collector.NewSampler(collector.NewDemoSource(clock), collector.Options{
+		Interval: time.Second, Clock: clock, Recycle: true, History: collector.NoHistory})
+	return s, func() *collector.Snapshot {
+		t.Helper()
+		now = now.Add(time.Second)
+		snap, err := s.Sample()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return snap
+	}
+}
+
+func snapJSON(t *testing.T, s *collector.Snapshot) string {
+	t.Helper()
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestModelHandsBackWhatItNoLongerShows: the snapshot replaced on screen
+// goes back to the Sampler and the next tick fills it, while the one on
+// screen during a pause, and the one held behind it, are never written.
+func TestModelHandsBackWhatItNoLongerShows(t *testing.T) {
+	s, sample := recyclingDemo(t)
+	m := NewModel(time.Second)
+	m.Release = s.Release
+
+	s1 := sample()
+	m.Apply(s1)
+	m.Apply(sample())
+	s3 := sample()
+	if s3 != s1 {
+		t.Fatalf("the snapshot replaced on screen was not handed back")
+	}
+	m.Apply(s3)
+
+	m.TogglePause()
+	onScreen := snapJSON(t, m.Snap)
+	h1 := sample()
+	m.Apply(h1) // held
+	h2 := sample()
+	m.Apply(h2) // held in h1's place: h1 goes back
+	if n := sample(); n != h1 {
+		t.Errorf("a held snapshot replaced by a newer one was not handed back")
+	} else {
+		m.Apply(n)
+	}
+	heldJSON := snapJSON(t, m.held)
+	for range 4 {
+		sample() // lent, never shown: the store makes new ones
+	}
+	if m.Snap != s3 || snapJSON(t, m.Snap) != onScreen {
+		t.Errorf("the snapshot on screen changed during the pause")
+	}
+	if snapJSON(t, m.held) != heldJSON {
+		t.Errorf("the held snapshot changed during the pause")
+	}
+	m.TogglePause()
+	if n := sample(); n != s3 && n != h2 {
+		t.Errorf("after the pause neither the old screen's snapshot nor the one the held replaced came back")
+	}
+}
+
+// TestModelKeepsAGoneBondsSnapshot: a bond that went away keeps its last
+// sample on screen (graphs' legend, bond list), so its snapshot is not
+// handed back until the bond is sampled again.
+func TestModelKeepsAGoneBondsSnapshot(t *testing.T) {
+	var back []*collector.Snapshot
+	m := NewModel(time.Second)
+	m.Release = func(s *collector.Snapshot) { back = append(back, s) }
+	bonds := func(names ...string) *collector.Snapshot {
+		s := &collector.Snapshot{Time: start}
+		for _, n := range names {
+			s.Bonds = append(s.Bonds, collector.BondSample{Bond: bonding.Bond{Name: n}})
+		}
+		return s
+	}
+	both, one, again := bonds("bond0", "bond1"), bonds("bond0"), bonds("bond0", "bond1")
+	m.Apply(both)
+	m.Apply(one)
+	if len(back) != 0 {
+		t.Fatalf("handed back %d snapshots while bond1's last sample is in the first", len(back))
+	}
+	m.Bond = "bond1"
+	if b := m.LastSeen(); b != &both.Bonds[1] {
+		t.Fatalf("bond1's last sample is %p, want the first snapshot's %p", b, &both.Bonds[1])
+	}
+	m.Apply(again)
+	if len(back) != 2 || !slices.Contains(back, both) || !slices.Contains(back, one) {
+		t.Errorf("once bond1 is back, handed back %v, want both earlier snapshots", back)
+	}
+	m.Apply(bonds("bond0", "bond1"))
+	if len(back) != 3 || back[2] != again {
+		t.Errorf("handed back %v, want the replaced one last", back)
+	}
+}
+
+// countingFeed passes a recycling Sampler to the dashboard and counts
+// the different snapshots it emits.
+type countingFeed struct {
+	*collector.Sampler
+	mu   sync.Mutex
+	seen map[*collector.Snapshot]bool
+}
+
+func (f *countingFeed) Run(ctx context.Context, emit func(*collector.Snapshot)) error {
+	return f.Sampler.Run(ctx, func(s *collector.Snapshot) {
+		f.mu.Lock()
+		f.seen[s] = true
+		f.mu.Unlock()
+		emit(s)
+	})
+}
+
+// TestEventLoopHandsBackSnapshots runs the dashboard's event loop on a
+// recycling Sampler over the demo at 100 ms, with keys that pause,
+// resume, sort and open panels: the snapshots come back and are filled
+// again (a few different ones for a few dozen ticks), and under -race a
+// widget reading a snapshot after it was handed back would be reported.
+func TestEventLoopHandsBackSnapshots(t *testing.T) {
+	s := collector.NewSampler(collector.NewDemoSource(time.Now), collector.Options{
+		Interval: collector.MinInterval, Recycle: true, History: time.Minute})
+	first, err := s.Sample()
+	if err != nil {
+		t.Fatal(err)
+	}
+	feed := &countingFeed{Sampler: s, seen: map[*collector.Snapshot]bool{}}
+	screen := tcell.NewSimulationScreen("UTF-8")
+	l := &loopRun{t: t, screen: screen, done: make(chan error, 1),
+		d: newDashboard(Options{Feed: feed, First: first, Screen: screen, Bond: "bond0"})}
+	screen.SetSize(120, 40)
+	go func() { l.done <- l.d.run(context.Background()) }()
+	l.shows("bond0", true)
+	for _, k := range []rune{'p', 's', 'p', 'f', 'f', 'd', 'd', 's'} {
+		time.Sleep(300 * time.Millisecond)
+		l.screen.InjectKey(tcell.KeyRune, k, tcell.ModNone)
+	}
+	time.Sleep(300 * time.Millisecond)
+	l.screen.InjectKey(tcell.KeyRune, 'q', tcell.ModNone)
+	l.ended("q")
+	feed.mu.Lock()
+	defer feed.mu.Unlock()
+	t.Logf("%d different snapshots", len(feed.seen))
+	if n := len(feed.seen); n > 8 {
+		t.Errorf("about 25 ticks made %d different snapshots, want the ones handed back filled again", n)
+	}
+}
