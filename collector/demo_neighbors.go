@@ -57,18 +57,19 @@ var (
 func (d *DemoSource) Watch([]string) error { return nil }
 
 // Neighbor implements NeighborReader: the switch sends every 30 s.
-func (d *DemoSource) Neighbor(slave string) *neighbors.Neighbor {
+// The copy shares the table's slices, as the live one shares a decoded
+// frame's: neither is ever written.
+func (d *DemoSource) Neighbor(slave string, into *neighbors.Neighbor) bool {
 	n, ok := demoNeighbors[slave]
 	if !ok {
-		return nil
+		return false
 	}
 	d.mu.Lock()
 	since := d.sinceWeek()
 	d.mu.Unlock()
-	n.AgeSeconds = (since % (30 * time.Second)).Seconds()
-	n.ManagementAddresses = append([]string(nil), n.ManagementAddresses...)
-	n.VLANs = append([]VLAN(nil), n.VLANs...)
-	return &n
+	*into = n
+	into.AgeSeconds = (since % (30 * time.Second)).Seconds()
+	return true
 }
 
 // LACPDUAge implements NeighborReader: the demo's LACPDU ages come from
@@ -76,7 +77,7 @@ func (d *DemoSource) Neighbor(slave string) *neighbors.Neighbor {
 func (d *DemoSource) LACPDUAge(string) (time.Duration, bool) { return 0, false }
 
 // HeardLACPDU implements NeighborReader: the demo decodes no frames.
-func (d *DemoSource) HeardLACPDU(string) *neighbors.LACPDU { return nil }
+func (d *DemoSource) HeardLACPDU(string, *neighbors.LACPDU) bool { return false }
 
 // CarrierCounts implements PortCounterReader: each link loss of the
 // script is a carrier down.

@@ -15,15 +15,16 @@ type NeighborReader interface {
 	// Watch follows exactly these slaves; the error says why some could
 	// not be listened on (neighbors.ErrNoPermission among them).
 	Watch(slaves []string) error
-	// Neighbor is the slave's live neighbour, nil when none was heard or
-	// its TTL ran out.
-	Neighbor(slave string) *neighbors.Neighbor
+	// Neighbor copies the slave's live neighbour, its age filled in,
+	// into into (a room the Sampler fills again); false when none was
+	// heard or its TTL ran out.
+	Neighbor(slave string, into *neighbors.Neighbor) bool
 	// LACPDUAge is the time since a LACPDU or marker last arrived on the
 	// slave; ok is false when none did since listening began.
 	LACPDUAge(slave string) (age time.Duration, ok bool)
-	// HeardLACPDU is the last LACPDU the slave received, nil when none
-	// was heard (or listening failed).
-	HeardLACPDU(slave string) *neighbors.LACPDU
+	// HeardLACPDU copies the last LACPDU the slave received into into;
+	// false when none was heard (or listening failed).
+	HeardLACPDU(slave string, into *neighbors.LACPDU) bool
 }
 
 // FirmwareLLDPReader tells whether a slave's NIC runs an LLDP agent in
@@ -118,7 +119,9 @@ type SwitchSide struct {
 //
 // A slave's SwitchSide, and its LACPDUSample, are shared with the last
 // snapshot while nothing in them changed (they are never written once
-// handed out): a steady tick allocates none.
+// handed out): a steady tick allocates none. When the snapshots are
+// filled again (Options.Recycle) nothing is shared: each snapshot has
+// its slaves' switch sides in rooms of its own, which come back with it.
 type neighborTracker struct {
 	r        NeighborReader
 	counters PortCounterReader
@@ -137,14 +140,24 @@ type neighborTracker struct {
 	lacpduAt  time.Time
 	lacpduFor []string
 	carriers  map[string]*bonding.CarrierCounts
+	// Scratch for the reader to copy into (a local would escape through
+	// the interface): a slave's neighbour, the LACPDU it last heard.
+	nb    neighbors.Neighbor
+	heard neighbors.LACPDU
 }
 
 // slaveSides is what the tracker keeps of one slave between ticks.
 type slaveSides struct {
-	side *SwitchSide // the last one handed out, nil before the first
-	pdu  *lacpduRoom // the LACPDU sample it pointed to, nil when none
-	rx   *rxWatch    // nil while the slave has no LACPDU counters
-	seen uint64      // the tick that last saw the slave
+	// side is the last one handed out, shared while nothing in it
+	// changed; nil before the first, and when snapshots are filled again.
+	side *SwitchSide
+	// pdu is the slave's LACPDU sample as last made, in the tracker's
+	// own memory (a room gets a copy): hasPDU says there is one, pduAge
+	// that its LastRxAgeSeconds is known (a room points it to its age).
+	pdu            lacpduRoom
+	hasPDU, pduAge bool
+	rx             *rxWatch // nil while the slave has no LACPDU counters
+	seen           uint64   // the tick that last saw the slave
 }
 
 // rxWatch follows one slave's LACPDU rx counter, from read to read.
@@ -170,15 +183,20 @@ func (t *neighborTracker) slaveNames(snap *Snapshot) []string {
 
 // switchSides hands out the room for the SwitchSides (and LACPDU
 // samples) a tick makes anew, from one array made on the first need: a
-// tick allocates at most once, and a steady one not at all.
+// tick allocates at most once, and a steady one not at all. When own is
+// set the rooms are the snapshot's own, handed back with it, with one
+// for each slave: every side is made anew, and none is shared.
 type switchSides struct {
 	n     int // the snapshot's slaves
 	rooms []sideRoom
+	own   bool
 }
 
-// sideRoom is a slave's SwitchSide and the LACPDU sample it may point to.
+// sideRoom is a slave's SwitchSide and the neighbour and LACPDU sample
+// it may point to.
 type sideRoom struct {
 	side SwitchSide
+	nb   neighbors.Neighbor
 	pdu  lacpduRoom
 }
 
@@ -189,7 +207,7 @@ type lacpduRoom struct {
 }
 
 func (ss *switchSides) take() *sideRoom {
-	if len(ss.rooms) == cap(ss.rooms) {
+	if len(ss.rooms) == cap(ss.rooms) { // never when own
 		ss.rooms = make([]sideRoom, 0, max(ss.n-len(ss.rooms), 1))
 	}
 	ss.rooms = append(ss.rooms, sideRoom{})
@@ -203,7 +221,10 @@ func newNeighborTracker(r NeighborReader, c PortCounterReader) *neighborTracker 
 
 // attach gives each slave of snap its SwitchSide; interval is the pace in
 // force, which tells whether this tick reads the LACPDU counters.
-func (t *neighborTracker) attach(snap *Snapshot, interval time.Duration) {
+//
+// rooms, when not nil, are the snapshot's own rooms for its switch sides,
+// empty, with room for every slave (Options.Recycle).
+func (t *neighborTracker) attach(snap *Snapshot, interval time.Duration, rooms []sideRoom) {
 	t.tick++
 	names := t.slaveNames(snap)
 	if t.r != nil {
@@ -216,7 +237,7 @@ func (t *neighborTracker) attach(snap *Snapshot, interval time.Duration) {
 			t.readLACPDUs(snap.Time, names)
 		}
 	}
-	sides := switchSides{n: len(names)}
+	sides := switchSides{n: len(names), rooms: rooms, own: rooms != nil}
 	for i := range snap.Bonds {
 		b := &snap.Bonds[i]
 		if t.r != nil {
@@ -318,62 +339,68 @@ func (t *neighborTracker) readLACPDUs(now time.Time, names []string) {
 }
 
 // side is the slave's SwitchSide at now: the last one when nothing in it
-// changed, else one in a room of sides.
+// changed, else one in a room of sides (always, when they are own).
 func (t *neighborTracker) side(now time.Time, name string, k *slaveSides, sides *switchSides) *SwitchSide {
-	var want SwitchSide
+	var heard bool
+	var fw *bool
 	carrier, counted := t.carriers[name]
 	if t.r != nil {
-		// A neighbour heard is a copy with its age of now: a new
+		// A neighbour heard is copied with its age of now: a new
 		// SwitchSide every tick for its slave.
-		want.Neighbor, want.FirmwareLLDPAgent = t.r.Neighbor(name), t.fwAgent[name]
+		heard, fw = t.r.Neighbor(name, &t.nb), t.fwAgent[name]
 	} else if !counted && k.rx == nil {
-		k.side, k.pdu = nil, nil
+		k.side, k.hasPDU = nil, false
 		return nil // a source that listens to nothing, and no counters
 	}
-	want.Carrier = carrier
-	fresh, hasAge, changed := t.lacpduSample(now, name, k)
-	if !changed {
-		if k.pdu != nil {
-			want.LACPDU = &k.pdu.sample
-		}
-		if k.side != nil && *k.side == want {
-			return k.side
-		}
+	changed := t.lacpduSample(now, name, k)
+	if last := k.side; !sides.own && !changed && !heard && last != nil && last.Neighbor == nil &&
+		last.Carrier == carrier && last.FirmwareLLDPAgent == fw && (last.LACPDU != nil) == k.hasPDU {
+		return last
 	}
 	room := sides.take()
-	if changed {
-		room.pdu = fresh
-		if hasAge {
+	room.side = SwitchSide{Carrier: carrier, FirmwareLLDPAgent: fw}
+	if heard {
+		room.nb = t.nb
+		room.side.Neighbor = &room.nb
+	}
+	if k.hasPDU {
+		room.pdu = k.pdu
+		if k.pduAge {
 			room.pdu.sample.LastRxAgeSeconds = &room.pdu.age
 		}
-		k.pdu = &room.pdu
-		want.LACPDU = &room.pdu.sample
+		room.side.LACPDU = &room.pdu.sample
 	}
-	room.side = want
 	k.side = &room.side
-	return k.side
+	if sides.own {
+		k.side = nil // the room goes back with its snapshot
+	}
+	return &room.side
 }
 
-// lacpduSample is the slave's LACPDU sample at now, and whether it says
-// something else than the last one (k.pdu, which it then replaces; nil
-// when the slave has no LACPDU counters). The counters and what is told
-// from them are as of their read: SilentSeconds is the silence the last
-// read saw (at least that long no LACPDU had arrived then), the age that
+// lacpduSample brings k.pdu to the slave's LACPDU sample at now, and
+// reports whether it says something else than the last one (hasPDU false:
+// the slave has no LACPDU counters). The counters and what is told from
+// them are as of their read: SilentSeconds is the silence the last read
+// saw (at least that long no LACPDU had arrived then), the age that
 // read's. The packet socket, when it heard one, knows the arrival to the
-// tick: its age counts to now. hasAge says whether the sample's
-// LastRxAgeSeconds is to point to its age (it is nil until the sample
-// is in the room where it stays).
-func (t *neighborTracker) lacpduSample(now time.Time, name string, k *slaveSides) (sample lacpduRoom, hasAge, changed bool) {
+// tick: its age counts to now. k.pduAge says whether the sample's
+// LastRxAgeSeconds is to point to its age (it is nil in k.pdu: each room
+// points it to its own).
+func (t *neighborTracker) lacpduSample(now time.Time, name string, k *slaveSides) (changed bool) {
 	w := k.rx
 	if w == nil {
-		k.pdu = nil
-		return lacpduRoom{}, false, false
+		k.hasPDU = false
+		return false
+	}
+	var last *lacpduRoom
+	if k.hasPDU {
+		last = &k.pdu
 	}
 	var want lacpduRoom
 	ls := &want.sample
 	silent := w.readAt.Sub(w.since).Seconds()
 	ls.LACPDUCounters, ls.SilentSeconds = w.counters, silent
-	hasAge = w.moved
+	hasAge := w.moved
 	want.age = silent
 	if t.r != nil {
 		// The socket's age is exact, unless it missed the LACPDU that
@@ -383,24 +410,26 @@ func (t *neighborTracker) lacpduSample(now time.Time, name string, k *slaveSides
 			ls.SilentSeconds = want.age
 		}
 		// The partner's view of us changes with its configuration only:
-		// taken at the counters' read, once a second, as the copy the
-		// reader makes costs an allocation.
+		// taken at the counters' read, once a second, and a new one
+		// kept only when it changed.
 		if w.readAt.Equal(now) {
-			if pdu := t.r.HeardLACPDU(name); pdu != nil {
-				if last := k.pdu; last != nil && last.sample.PartnerView != nil && *last.sample.PartnerView == pdu.Partner {
+			if t.r.HeardLACPDU(name, &t.heard) {
+				if last != nil && last.sample.PartnerView != nil && *last.sample.PartnerView == t.heard.Partner {
 					ls.PartnerView = last.sample.PartnerView
 				} else {
-					ls.PartnerView = &pdu.Partner
+					view := t.heard.Partner
+					ls.PartnerView = &view
 				}
 			}
-		} else if k.pdu != nil {
-			ls.PartnerView = k.pdu.sample.PartnerView
+		} else if last != nil {
+			ls.PartnerView = last.sample.PartnerView
 		}
 	}
-	if last := k.pdu; last != nil && last.sample.LACPDUCounters == ls.LACPDUCounters &&
+	if last != nil && last.sample.LACPDUCounters == ls.LACPDUCounters &&
 		last.sample.SilentSeconds == ls.SilentSeconds && last.sample.PartnerView == ls.PartnerView &&
-		(last.sample.LastRxAgeSeconds != nil) == hasAge && (!hasAge || last.age == want.age) {
-		return lacpduRoom{}, hasAge, false
+		k.pduAge == hasAge && (!hasAge || last.age == want.age) {
+		return false
 	}
-	return want, hasAge, true
+	k.pdu, k.hasPDU, k.pduAge = want, true, hasAge
+	return true
 }

@@ -40,7 +40,9 @@ func (s *LiveSource) Watch(slaves []string) error {
 }
 
 // Neighbor implements NeighborReader.
-func (s *LiveSource) Neighbor(slave string) *neighbors.Neighbor { return s.nb.Neighbor(slave) }
+func (s *LiveSource) Neighbor(slave string, into *neighbors.Neighbor) bool {
+	return s.nb.CopyNeighbor(slave, into)
+}
 
 // LACPDUAge implements NeighborReader.
 func (s *LiveSource) LACPDUAge(slave string) (time.Duration, bool) { return s.nb.LACPDUAge(slave) }
@@ -144,7 +146,9 @@ func (s *LiveSource) lacpduStats(wanted []statsWant, out map[string]bonding.LACP
 }
 
 // HeardLACPDU implements NeighborReader.
-func (s *LiveSource) HeardLACPDU(slave string) *neighbors.LACPDU { return s.nb.HeardLACPDU(slave) }
+func (s *LiveSource) HeardLACPDU(slave string, into *neighbors.LACPDU) bool {
+	return s.nb.CopyLACPDU(slave, into)
+}
 
 var _ FirmwareLLDPReader = (*LiveSource)(nil)
 

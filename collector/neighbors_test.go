@@ -21,11 +21,15 @@ type fakeNeighbors struct {
 }
 
 func (f *fakeNeighbors) Watch(s []string) error { f.watches = append(f.watches, s); return f.err }
-func (f *fakeNeighbors) Neighbor(s string) *neighbors.Neighbor {
-	return f.heard[s]
+func (f *fakeNeighbors) Neighbor(s string, into *neighbors.Neighbor) bool {
+	n, ok := f.heard[s]
+	if ok {
+		*into = *n
+	}
+	return ok
 }
 func (f *fakeNeighbors) LACPDUAge(string) (time.Duration, bool) { return 0, false }
-func (f *fakeNeighbors) HeardLACPDU(string) *neighbors.LACPDU   { return nil }
+func (f *fakeNeighbors) HeardLACPDU(string, *neighbors.LACPDU) bool { return false }
 
 func TestNeighborTrackerJSON(t *testing.T) {
 	name := "leaf1"
@@ -35,8 +39,8 @@ func TestNeighborTrackerJSON(t *testing.T) {
 	snap := &Snapshot{Bonds: []BondSample{{Slaves: []SlaveSample{{}, {}}}}}
 	snap.Bonds[0].Slaves[0].Name, snap.Bonds[0].Slaves[1].Name = "eth1", "eth0"
 	tr := newNeighborTracker(fake, nil)
-	tr.attach(snap, time.Second)
-	tr.attach(snap, time.Second)
+	tr.attach(snap, time.Second, nil)
+	tr.attach(snap, time.Second, nil)
 	if len(fake.watches) != 1 || strings.Join(fake.watches[0], ",") != "eth0,eth1" {
 		t.Errorf("watch calls %v: one, for both slaves", fake.watches)
 	}
@@ -54,7 +58,7 @@ func TestNeighborTrackerJSON(t *testing.T) {
 	denied := newNeighborTracker(&fakeNeighbors{err: fmt.Errorf("listen on eth0: %w", errors.Join(neighbors.ErrNoPermission))}, nil)
 	snap2 := &Snapshot{Bonds: []BondSample{{Slaves: []SlaveSample{{}}}}}
 	snap2.Bonds[0].Slaves[0].Name = "eth0"
-	denied.attach(snap2, time.Second)
+	denied.attach(snap2, time.Second, nil)
 	js, _ = json.Marshal(snap2.Bonds[0])
 	if !strings.Contains(string(js), `"neighbors_why":"listening for LLDP/CDP needs CAP_NET_RAW`) || !strings.Contains(string(js), `"neighbor":null`) {
 		t.Errorf("JSON without CAP_NET_RAW: %s", js)
@@ -93,7 +97,7 @@ func TestPortCountersLastRxAge(t *testing.T) {
 	sample := func(at time.Duration) *SlaveSample {
 		snap := &Snapshot{Time: start.Add(at), Bonds: []BondSample{{Slaves: []SlaveSample{{}, {}}}}}
 		snap.Bonds[0].Slaves[0].Name, snap.Bonds[0].Slaves[1].Name = "eth0", "eth1"
-		tr.attach(snap, time.Second)
+		tr.attach(snap, time.Second, nil)
 		if s := snap.Bonds[0].Slaves[1]; s.SwitchSide == nil || s.LACPDU != nil || s.Carrier != nil || s.Neighbor != nil {
 			t.Fatalf("eth1 reports nothing, so shows nothing: %+v", s.SwitchSide)
 		}
@@ -153,7 +157,7 @@ func TestLACPDUCountersOncePerSecond(t *testing.T) {
 		for i, n := range names {
 			snap.Bonds[0].Slaves[i].Name = n
 		}
-		tr.attach(snap, interval)
+		tr.attach(snap, interval, nil)
 		return snap
 	}
 	first := tick(MinInterval)
@@ -220,7 +224,7 @@ func TestFirmwareLLDPFlags(t *testing.T) {
 		s.Name = n
 		snap.Bonds[0].Slaves = append(snap.Bonds[0].Slaves, s)
 	}
-	tr.attach(snap, time.Second)
+	tr.attach(snap, time.Second, nil)
 	want := map[string]string{"i40e-agent": "true", "i40e-off": "false", "ice-agent": "true", "other": "absent"}
 	for _, s := range snap.Bonds[0].Slaves {
 		got := "absent"

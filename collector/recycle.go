@@ -120,7 +120,8 @@ func sameArray(a, b []bonding.Bond) bool {
 
 // Snapshots handed back (Options.Recycle, Sampler.Release) are filled
 // again by a later tick: the Snapshot itself, its bonds' array, the array
-// of all their slaves and the rooms of their numbers. A steady tick then
+// of all their slaves, the rooms of their numbers and of their switch
+// sides. A steady tick then
 // allocates nothing. A Sampler remembers the last lentSnapshots it made;
 // one handed back after it was forgotten is left to the collector, as is
 // every snapshot when the consumer never hands any back.
@@ -142,6 +143,7 @@ type lentSnapshot struct {
 	bonds  []BondSample
 	slaves []SlaveSample
 	rooms  []numberRoom
+	sides  []sideRoom
 	back   bool // handed back: the next take fills it again
 }
 
@@ -202,6 +204,23 @@ func (l *lentSnapshot) slavesFor(n int) []SlaveSample {
 	all := l.slaves[:n]
 	clear(all)
 	return all
+}
+
+// sidesFor returns empty rooms for the switch sides of snap's slaves;
+// nil when snap is not filled again (newSnapshot without Recycle: the
+// neighbour tracker then shares sides between snapshots).
+func (l *lentSnapshot) sidesFor(snap *Snapshot) []sideRoom {
+	if l.snap == nil {
+		return nil
+	}
+	n := 0
+	for i := range snap.Bonds {
+		n += len(snap.Bonds[i].Slaves)
+	}
+	if cap(l.sides) < n {
+		l.sides = make([]sideRoom, 0, n)
+	}
+	return l.sides[:0]
 }
 
 // numbersFor returns numbers with n rooms.

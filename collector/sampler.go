@@ -280,7 +280,7 @@ func (s *Sampler) sampleReading(r Reading) (*Snapshot, error) {
 	s.hold(r.Bonds, r.Bonds)
 	s.prevCountersAt, s.prevAt, s.started = span.countersAt, now, true
 	if s.neighbors != nil {
-		s.neighbors.attach(snap, s.Interval())
+		s.neighbors.attach(snap, s.Interval(), arrays.sidesFor(snap))
 	}
 	if s.phys != nil {
 		s.phys.attach(now, snap)

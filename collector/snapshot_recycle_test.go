@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -158,5 +159,42 @@ func TestRecycledSnapshotsAcrossGoroutines(t *testing.T) {
 	}
 	if len(seen) > lentSnapshots {
 		t.Errorf("15 snapshots handed back as they came were %d different ones, want them filled again", len(seen))
+	}
+}
+
+// TestRecycledSnapshotsReadAsNew: snapshots filled again say exactly
+// what new ones say. Two Samplers over the same demo clock (neighbours
+// heard, LACPDU and carrier counters, flows, the meter), one recycling and
+// handing back each snapshot at the next tick: every tick's JSON is the
+// same.
+func TestRecycledSnapshotsReadAsNew(t *testing.T) {
+	clk := &fakeClock{now: time.Unix(1_000_000, 0)}
+	fresh := NewSampler(NewDemoSource(clk.Now), Options{Interval: MinInterval, Clock: clk.Now})
+	again := NewSampler(NewDemoSource(clk.Now), Options{Interval: MinInterval, Clock: clk.Now, Recycle: true})
+	var last *Snapshot
+	for i := range 40 {
+		clk.Advance(MinInterval)
+		want, err := fresh.Sample()
+		if err != nil {
+			t.Fatal(err)
+		}
+		again.Release(last)
+		if last, err = again.Sample(); err != nil {
+			t.Fatal(err)
+		}
+		if i > 2 && want == last {
+			t.Fatal("the two Samplers share a snapshot")
+		}
+		got, wanted := jsonOf(t, last), jsonOf(t, want)
+		if got != wanted {
+			t.Fatalf("tick %d: a snapshot filled again says\n%s\nwhere a new one says\n%s", i, got, wanted)
+		}
+		if i == 39 {
+			for _, key := range []string{`"chassis_id"`, `"lacpdu"`, `"carrier"`, `"share_tx"`, `"findings"`} {
+				if !strings.Contains(got, key) {
+					t.Errorf("the demo's snapshot has no %s: the comparison misses it", key)
+				}
+			}
+		}
 	}
 }

@@ -76,14 +76,26 @@ func (t *table) forget(slave string) {
 // Neighbor returns a copy of the slave's live neighbour (LLDP before CDP)
 // with its age filled in; nil when none was heard or its TTL ran out.
 func (t *table) Neighbor(slave string) *Neighbor {
+	var n Neighbor
+	if !t.CopyNeighbor(slave, &n) {
+		return nil
+	}
+	return &n
+}
+
+// CopyNeighbor is Neighbor into a value of the caller's (a room it
+// fills again every tick): false, and into untouched, when none was heard
+// or its TTL ran out. The copy shares the decoded frame's slices, which
+// are never written.
+func (t *table) CopyNeighbor(slave string, into *Neighbor) bool {
 	now := t.clock()
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	s := t.slaves[slave]
 	if s == nil {
-		return nil
+		return false
 	}
-	for _, p := range []string{ProtoLLDP, ProtoCDP} {
+	for _, p := range [...]string{ProtoLLDP, ProtoCDP} {
 		n := s.byProto[p]
 		if n == nil {
 			continue
@@ -93,11 +105,11 @@ func (t *table) Neighbor(slave string) *Neighbor {
 			delete(s.byProto, p)
 			continue
 		}
-		c := *n
-		c.AgeSeconds = age.Seconds()
-		return &c
+		*into = *n
+		into.AgeSeconds = age.Seconds()
+		return true
 	}
-	return nil
+	return false
 }
 
 // LACPDUAge returns the time since the last slow-protocol frame (LACPDU
@@ -116,11 +128,21 @@ func (t *table) LACPDUAge(slave string) (age time.Duration, ok bool) {
 // HeardLACPDU returns a copy of the last LACPDU received on slave, nil when
 // none was.
 func (t *table) HeardLACPDU(slave string) *LACPDU {
+	var pdu LACPDU
+	if !t.CopyLACPDU(slave, &pdu) {
+		return nil
+	}
+	return &pdu
+}
+
+// CopyLACPDU is HeardLACPDU into a value of the caller's: false, and
+// into untouched, when none was heard.
+func (t *table) CopyLACPDU(slave string, into *LACPDU) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if s := t.slaves[slave]; s != nil && s.lacpdu != nil {
-		c := *s.lacpdu
-		return &c
+		*into = *s.lacpdu
+		return true
 	}
-	return nil
+	return false
 }
