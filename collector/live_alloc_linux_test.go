@@ -105,7 +105,8 @@ func (b *builtLive) LACPDUCounters(slaves []string, into map[string]bonding.LACP
 	}
 }
 
-func (b *builtLive) Watch([]string) error                { return nil }
+func (b *builtLive) Watch([]string) error { return nil }
+
 // builtLiveSwitch is the name the switch's LLDP gives, as a decoded
 // frame's that every copy shares.
 var builtLiveSwitch = "leaf1"

@@ -28,7 +28,7 @@ func (f *fakeNeighbors) Neighbor(s string, into *neighbors.Neighbor) bool {
 	}
 	return ok
 }
-func (f *fakeNeighbors) LACPDUAge(string) (time.Duration, bool) { return 0, false }
+func (f *fakeNeighbors) LACPDUAge(string) (time.Duration, bool)     { return 0, false }
 func (f *fakeNeighbors) HeardLACPDU(string, *neighbors.LACPDU) bool { return false }
 
 func TestNeighborTrackerJSON(t *testing.T) {
