@@ -188,6 +188,19 @@ func TestLiveTickAllocs(t *testing.T) {
 		t.Fatalf("the tick lacks what it is counted with: %+v", sl)
 	}
 
+	// Without root the snapshot carries a note saying what is not seen.
+	lt = newLiveTicker(t, false)
+	lt.src.capNetAdmin = false
+	lt.tick()
+	got = testing.AllocsPerRun(40, func() { lt.tick() })
+	t.Logf("without CAP_NET_ADMIN: %v allocations", got)
+	if got > 0 {
+		t.Errorf("a steady live tick without CAP_NET_ADMIN allocates %v times, want none", got)
+	}
+	if snap := lt.tick(); !snap.Unprivileged || len(snap.Notes) == 0 {
+		t.Fatalf("the tick without CAP_NET_ADMIN says nothing of it: %v", snap.Notes)
+	}
+
 	// With packet sockets that hear the partner's LACPDUs and the
 	// switch's LLDP, the ages of both move every tick: every switch side
 	// is new, in the rooms of the snapshot handed back.

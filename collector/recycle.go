@@ -121,7 +121,7 @@ func sameArray(a, b []bonding.Bond) bool {
 // Snapshots handed back (Options.Recycle, Sampler.Release) are filled
 // again by a later tick: the Snapshot itself, its bonds' array, the array
 // of all their slaves, the rooms of their numbers and of their switch
-// sides. A steady tick then
+// sides, its lists of events, notes and warnings. A steady tick then
 // allocates nothing. A Sampler remembers the last lentSnapshots it made;
 // one handed back after it was forgotten is left to the collector, as is
 // every snapshot when the consumer never hands any back.
@@ -144,7 +144,13 @@ type lentSnapshot struct {
 	slaves []SlaveSample
 	rooms  []numberRoom
 	sides  []sideRoom
-	back   bool // handed back: the next take fills it again
+	// The snapshot's lists as the last tick that filled it left them:
+	// appends reuse their arrays (keep stores them back).
+	events   []Event
+	notes    []string
+	warnings []string
+	missing  []string
+	back     bool // handed back: the next take fills it again
 }
 
 // take returns a zeroed Snapshot and the slot that holds its arrays: one
@@ -183,6 +189,33 @@ func (st *snapshotStore) release(snap *Snapshot) {
 			l.back = true
 			return
 		}
+	}
+}
+
+// startLists gives snap its lists, empty: the slot's own arrays, to
+// append to. Events is never nil (JSON says [] rather than null). The
+// warnings start as the reading's: a snapshot not filled again shares
+// them, one that is gets a copy in its own array, which later appends
+// (the flow table's, the configuration's) must not share with the
+// reading.
+func (l *lentSnapshot) startLists(snap *Snapshot, pending []Event, warnings []string) {
+	if l.snap == nil {
+		snap.Events, snap.Warnings = append([]Event{}, pending...), warnings
+		return
+	}
+	snap.Events = append(l.events[:0], pending...)
+	if snap.Events == nil {
+		snap.Events = []Event{}
+	}
+	snap.Warnings = append(l.warnings[:0], warnings...)
+	snap.Notes, snap.Missing = l.notes[:0], l.missing[:0]
+}
+
+// keep stores back the arrays snap's lists grew into, for the next tick
+// that fills it.
+func (l *lentSnapshot) keep(snap *Snapshot) {
+	if l.snap != nil {
+		l.events, l.notes, l.warnings, l.missing = snap.Events, snap.Notes, snap.Warnings, snap.Missing
 	}
 }
 

@@ -255,7 +255,9 @@ func (s *Sampler) sampleReading(r Reading) (*Snapshot, error) {
 	// Events is never nil: JSON consumers get [] rather than null. Those
 	// read between ticks come first, with their own times.
 	snap, arrays := s.newSnapshot()
-	snap.Time, snap.Warnings, snap.Events = now, r.Warnings, append([]Event{}, s.pending...)
+	snap.Time = now
+	arrays.startLists(snap, s.pending, r.Warnings)
+	defer arrays.keep(snap)
 	s.pending = s.pending[:0]
 	snap.Unprivileged, snap.NoBonding, snap.ReadWarnings = r.Unprivileged, r.NoBonding, len(r.Warnings)
 	if r.Unprivileged {
