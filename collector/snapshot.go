@@ -9,7 +9,8 @@ import (
 
 // Snapshot is one sample of every followed bond. It is immutable once the
 // Sampler hands it out: consumers (UI, JSON printer, recorder, metrics) may
-// keep and share it without copying.
+// keep and share it without copying, until they hand it back to a Sampler
+// with Options.Recycle (Sampler.Release), whose later tick fills it again.
 type Snapshot struct {
 	Time time.Time `json:"time"`
 	// IntervalSeconds is the measured time since the previous sample, the
