@@ -113,6 +113,20 @@ type SwitchSide struct {
 	FirmwareLLDPAgent *bool `json:"firmware_lldp_agent,omitempty"`
 }
 
+// clone is a copy of ss with its neighbour and LACPDU sample its own (a
+// recycled snapshot's rooms hold them); the carrier counts and the
+// partner's view are never written, and stay shared.
+func (ss *SwitchSide) clone() *SwitchSide {
+	c := *ss
+	c.Neighbor = own(ss.Neighbor)
+	if ss.LACPDU != nil {
+		pdu := *ss.LACPDU
+		pdu.LastRxAgeSeconds = own(pdu.LastRxAgeSeconds)
+		c.LACPDU = &pdu
+	}
+	return &c
+}
+
 // neighborTracker keeps the reader's watch list in step with the followed
 // bonds' slaves and copies each slave's neighbour and port counters into
 // the snapshot. Either reader may be nil.

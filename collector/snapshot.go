@@ -162,11 +162,12 @@ func (e *ErrorCounts) Any() bool {
 }
 
 // Clone returns a copy of b that shares nothing a Sampler fills again
-// when its snapshots are handed back (Options.Recycle): the slaves and
-// every number are its own. What the snapshots share and never write
-// (flow tables, findings, switch sides) stays shared. It is for reading a
-// sample off the goroutine that holds its snapshot, or after handing the
-// snapshot back.
+// when its snapshots are handed back (Options.Recycle): the slaves, every
+// number and the switch sides (neighbour, LACPDU sample) are its own.
+// What the snapshots share and never write (flow tables, measured
+// traffic, findings, carrier counts, the physical layer) stays shared.
+// It is for reading a sample off the goroutine that holds its snapshot,
+// or after handing the snapshot back.
 func (b *BondSample) Clone() *BondSample {
 	c := *b
 	c.Traffic = b.Traffic.clone()
@@ -174,6 +175,9 @@ func (b *BondSample) Clone() *BondSample {
 	for i, s := range b.Slaves {
 		s.Traffic = s.Traffic.clone()
 		s.ShareRx, s.ShareTx = own(s.ShareRx), own(s.ShareTx)
+		if side := s.SwitchSide; side != nil {
+			s.SwitchSide = side.clone()
+		}
 		c.Slaves[i] = s
 	}
 	return &c

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bondtop/bondtop/collector/neighbors"
 )
 
 // TestSamplerFillsWhatIsHandedBack follows snapshots handed back to a
@@ -70,61 +72,94 @@ func TestSamplerFillsWhatIsHandedBack(t *testing.T) {
 
 // TestCloneSharesNothingFilledAgain keeps a Clone of a bond's sample
 // while its snapshot is handed back and filled again by ticks whose
-// counters move: the clone must not change, and none of its numbers may
-// live where the snapshot's do.
+// counters move: the clone must not change, and none of its numbers or
+// switch sides may live where the snapshot's do. Over a --root tree and
+// over the demo (neighbours, LACPDU and carrier counters, flows).
 func TestCloneSharesNothingFilledAgain(t *testing.T) {
 	rt := tickingRoot(t, true)
-	snap := rt.sample()
-	c := snap.Bonds[0].Clone()
-	if got, want := jsonOf(t, c), jsonOf(t, &snap.Bonds[0]); got != want {
-		t.Fatalf("the clone differs from the sample:\n%s\nwant\n%s", got, want)
+	clk := &fakeClock{now: time.Unix(1_000_000, 0)}
+	demo := NewSampler(NewDemoSource(clk.Now), Options{Interval: MinInterval, Clock: clk.Now, Recycle: true})
+	var last *Snapshot
+	demoTick := func() *Snapshot {
+		clk.Advance(MinInterval)
+		demo.Release(last)
+		var err error
+		if last, err = demo.Sample(); err != nil {
+			t.Fatal(err)
+		}
+		return last
 	}
-	sharedNumbers(t, reflect.ValueOf(c).Elem(), reflect.ValueOf(&snap.Bonds[0]).Elem(), "BondSample")
-	before := jsonOf(t, c)
-	for range 5 {
-		rt.tick() // hands back the snapshot before
-	}
-	if after := jsonOf(t, c); after != before {
-		t.Errorf("a clone changed when its snapshot was filled again:\nbefore %s\nafter  %s", before, after)
+	for _, c := range []struct {
+		name string
+		tick func() *Snapshot
+	}{{"root", rt.sample}, {"demo", demoTick}} {
+		snap := c.tick()
+		b := &snap.Bonds[0]
+		if c.name == "demo" && (b.Slaves[0].SwitchSide == nil || b.Slaves[0].Neighbor == nil || b.Slaves[0].LACPDU == nil) {
+			t.Fatalf("demo: the slave has no switch side to clone: %+v", b.Slaves[0].SwitchSide)
+		}
+		cl := b.Clone()
+		if got, want := jsonOf(t, cl), jsonOf(t, b); got != want {
+			t.Fatalf("%s: the clone differs from the sample:\n%s\nwant\n%s", c.name, got, want)
+		}
+		sharedRooms(t, reflect.ValueOf(cl).Elem(), reflect.ValueOf(b).Elem(), c.name+": BondSample")
+		before := jsonOf(t, cl)
+		for range 5 {
+			c.tick() // hands back the snapshot before
+		}
+		if after := jsonOf(t, cl); after != before {
+			t.Errorf("%s: a clone changed when its snapshot was filled again:\nbefore %s\nafter  %s", c.name, before, after)
+		}
 	}
 }
 
-// sharedNumbers fails for every pointer to a number (or a slice element)
-// that c and orig share: those are what a Sampler fills again. It follows
-// structs, embedded ones included, and slices of them; other pointers
-// (flow tables, switch sides) are shared on purpose.
-func sharedNumbers(t *testing.T, c, orig reflect.Value, path string) {
+// filledAgain are the structs a recycled snapshot holds in rooms of its
+// own, besides numbers: a clone must have its own.
+var filledAgain = map[reflect.Type]bool{
+	reflect.TypeFor[ErrorCounts]():        true,
+	reflect.TypeFor[SwitchSide]():         true,
+	reflect.TypeFor[neighbors.Neighbor](): true,
+	reflect.TypeFor[LACPDUSample]():       true,
+}
+
+// sharedRooms fails for every pointer to a number, or to a struct of
+// filledAgain, and the slaves' array, that c and orig share: those are
+// what a Sampler fills again (a neighbour's VLANs, decoded from its
+// frame, are never written, and stay shared). It follows structs, embedded ones included,
+// slices of them and pointers to filledAgain; other pointers (flow
+// tables, measured traffic, carrier counts) are shared on purpose.
+func sharedRooms(t *testing.T, c, orig reflect.Value, path string) {
 	t.Helper()
 	switch c.Kind() {
 	case reflect.Struct:
 		for i := range c.NumField() {
 			if c.Type().Field(i).IsExported() {
-				sharedNumbers(t, c.Field(i), orig.Field(i), path+"."+c.Type().Field(i).Name)
+				sharedRooms(t, c.Field(i), orig.Field(i), path+"."+c.Type().Field(i).Name)
 			}
 		}
 	case reflect.Slice:
-		if c.Len() > 0 && c.Pointer() == orig.Pointer() && c.Type().Elem().Kind() == reflect.Struct {
+		if c.Len() > 0 && c.Pointer() == orig.Pointer() && c.Type().Elem() == reflect.TypeFor[SlaveSample]() {
 			t.Errorf("%s: the clone shares the array", path)
 		}
-		for i := range min(c.Len(), orig.Len()) {
-			sharedNumbers(t, c.Index(i), orig.Index(i), path)
+		if c.Type().Elem().Kind() == reflect.Struct {
+			for i := range min(c.Len(), orig.Len()) {
+				sharedRooms(t, c.Index(i), orig.Index(i), path)
+			}
 		}
 	case reflect.Pointer:
 		if c.IsNil() || orig.IsNil() {
 			return
 		}
-		switch c.Elem().Kind() {
-		case reflect.Uint64, reflect.Float64:
+		switch elem := c.Type().Elem(); {
+		case elem.Kind() == reflect.Uint64 || elem.Kind() == reflect.Float64:
 			if c.Pointer() == orig.Pointer() {
 				t.Errorf("%s: the clone shares the number", path)
 			}
-		case reflect.Struct:
-			if c.Type().Elem() == reflect.TypeFor[ErrorCounts]() {
-				if c.Pointer() == orig.Pointer() {
-					t.Errorf("%s: the clone shares the counts", path)
-				}
-				sharedNumbers(t, c.Elem(), orig.Elem(), path)
+		case filledAgain[elem]:
+			if c.Pointer() == orig.Pointer() {
+				t.Errorf("%s: the clone shares the %s", path, elem.Name())
 			}
+			sharedRooms(t, c.Elem(), orig.Elem(), path)
 		}
 	}
 }

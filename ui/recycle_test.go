@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"sync"
 	"testing"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/load"
 )
 
 // recyclingDemo is a Sampler over the demo that fills again the
@@ -171,5 +173,47 @@ func TestEventLoopHandsBackSnapshots(t *testing.T) {
 	t.Logf("%d ticks, %d different snapshots", feed.emitted, len(feed.seen))
 	if n := len(feed.seen); 2*n > feed.emitted {
 		t.Errorf("%d ticks made %d different snapshots, want the ones handed back filled again", feed.emitted, n)
+	}
+}
+
+// heldRunner is a LoadRunner that keeps the bond it is started with and
+// reads it again when told: the panel's runner reads it off the event
+// loop, for as long as DNS and the route take.
+type heldRunner struct {
+	started chan string // the bond's JSON as Start got it
+	reread  chan chan string
+}
+
+func (r *heldRunner) Start(_ context.Context, b *collector.BondSample, _ LoadRequest) (*LoadRun, error) {
+	asJSON := func() string {
+		out, err := json.Marshal(b)
+		if err != nil {
+			return err.Error()
+		}
+		return string(out)
+	}
+	r.started <- asJSON()
+	(<-r.reread) <- asJSON()
+	return nil, errors.New("held runner: no test")
+}
+
+// TestLoadRunnerGetsABondOfItsOwn: while the load panel's runner starts
+// (off the event loop), snapshots keep coming and those handed back are
+// filled again; the bond the runner was given must not change under it.
+func TestLoadRunnerGetsABondOfItsOwn(t *testing.T) {
+	s, sample := recyclingDemo(t)
+	runner := &heldRunner{started: make(chan string, 1), reread: make(chan chan string)}
+	d := newDashboard(Options{Feed: s, First: sample(), Bond: "bond0", Load: runner,
+		Screen: tcell.NewSimulationScreen("UTF-8")})
+	d.loadp.req = LoadRequest{Config: load.Config{Target: "10.20.0.100"}}
+	d.startLoad()
+	before := <-runner.started
+	for range 5 {
+		d.apply([]*collector.Snapshot{sample()}) // each hands back the one before
+	}
+	answer := make(chan string)
+	runner.reread <- answer
+	if after := <-answer; after != before {
+		t.Errorf("the runner's bond changed while it started:\nbefore %s\nafter  %s", before, after)
 	}
 }
