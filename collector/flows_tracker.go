@@ -27,6 +27,7 @@ type flowTracker struct {
 	tables map[string]*FlowTable
 	keys   map[string]string // bond -> what its prediction depends on
 	keyBuf []byte            // scratch of appendPredictionKey
+	usable []string          // its scratch for the usable slaves
 }
 
 func newFlowTracker(r FlowReader, every time.Duration) *flowTracker {
@@ -94,8 +95,8 @@ func (t *flowTracker) read(now time.Time) {
 }
 
 // attach gives every bond of snap its flow table, reading the sockets when
-// due, and fills each slave's Predicted.
-func (t *flowTracker) attach(now time.Time, snap *Snapshot, bonds []bonding.Bond) {
+// due, and fills each slave's Predicted, in rooms arrays gives.
+func (t *flowTracker) attach(now time.Time, snap *Snapshot, bonds []bonding.Bond, arrays *lentSnapshot) {
 	if t.due(now) {
 		t.read(now)
 		snap.Warnings = append(snap.Warnings, t.warnings...)
@@ -111,7 +112,7 @@ func (t *flowTracker) attach(now time.Time, snap *Snapshot, bonds []bonding.Bond
 		if b == nil {
 			continue
 		}
-		t.keyBuf = appendPredictionKey(t.keyBuf[:0], b)
+		t.keyBuf, t.usable = appendPredictionKey(t.keyBuf[:0], b, t.usable)
 		tab := t.tables[b.Name]
 		if tab == nil || t.keys[b.Name] != string(t.keyBuf) {
 			tab = buildFlowTable(b, t.kernel, t.readAt, t.seconds, t.sockets, t.rates)
@@ -128,7 +129,7 @@ func (t *flowTracker) attach(now time.Time, snap *Snapshot, bonds []bonding.Bond
 				for i := range snap.Bonds {
 					n += len(snap.Bonds[i].Slaves)
 				}
-				predicted, rates = make([]Predicted, 0, n), make([]float64, 0, n)
+				predicted, rates = arrays.predictionsFor(n)
 			}
 			predicted = append(predicted, Predicted{Flows: sf.Flows})
 			p := &predicted[len(predicted)-1]
@@ -151,7 +152,10 @@ func (t *flowTracker) attach(now time.Time, snap *Snapshot, bonds []bonding.Bond
 // besides the packets: mode, policy, the usable slaves in order, the
 // active slave. It is written into a buffer every tick and kept as a
 // string only when it changed.
-func appendPredictionKey(dst []byte, b *bonding.Bond) []byte {
+//
+// usable is scratch for the usable slaves' names, returned for the next
+// call: the key is made on every tick, and allocates nothing.
+func appendPredictionKey(dst []byte, b *bonding.Bond, usable []string) ([]byte, []string) {
 	if b.Mode != nil {
 		dst = append(dst, *b.Mode...)
 	}
@@ -167,17 +171,17 @@ func appendPredictionKey(dst []byte, b *bonding.Bond) []byte {
 	if b.TLBDynamicLB != nil {
 		dst = strconv.AppendInt(dst, int64(*b.TLBDynamicLB), 10)
 	}
-	usable, _ := bonding.UsableSlaves(b)
+	usable = bonding.AppendUsable(usable[:0], b, len(b.Slaves), func(i int) *bonding.Slave { return &b.Slaves[i] })
 	for _, s := range usable {
 		dst = append(append(dst, '|'), s...)
 	}
 	dst = append(dst, '|')
-	return strconv.AppendInt(dst, int64(len(b.Slaves)), 10) // a new slave adds a SlaveFlows row
+	return strconv.AppendInt(dst, int64(len(b.Slaves)), 10), usable // a new slave adds a SlaveFlows row
 }
 
 // enrich adds what the Sampler gathers beside the bonds' readings: the
 // flow tables, host settings, and the analyzer's findings.
-func (s *Sampler) enrich(now time.Time, snap *Snapshot, bonds []bonding.Bond) {
+func (s *Sampler) enrich(now time.Time, snap *Snapshot, bonds []bonding.Bond, arrays *lentSnapshot) {
 	// The meter first, right after the source's counters: both then
 	// cover the same interval, the socket dump in between aside.
 	var mr meterRead
@@ -186,7 +190,7 @@ func (s *Sampler) enrich(now time.Time, snap *Snapshot, bonds []bonding.Bond) {
 		mr, fresh = s.meter.read(now, snap, bonds, s.opts.MeterEvery, s.Interval())
 	}
 	if s.flows != nil {
-		s.flows.attach(now, snap, bonds)
+		s.flows.attach(now, snap, bonds, arrays)
 	}
 	s.measure(now, snap, bonds, mr, fresh)
 	if s.host != nil {

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"testing"
 	"time"
 
@@ -11,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/bondtop/bondtop/bonding"
+	"github.com/bondtop/bondtop/collector/flowmeter"
 	"github.com/bondtop/bondtop/collector/neighbors"
 )
 
@@ -142,10 +145,19 @@ type liveTicker struct {
 }
 
 func newLiveTicker(tb testing.TB, heard bool) *liveTicker {
+	return newLiveTickerWith(tb, heard, nil)
+}
+
+// newLiveTickerWith is newLiveTicker with options of the test's (set).
+func newLiveTickerWith(tb testing.TB, heard bool, set func(*Options)) *liveTicker {
 	src := newBuiltLive(tb)
 	src.heard = heard
 	lt := &liveTicker{tb: tb, src: src}
-	lt.s = NewSampler(src, Options{Interval: MinInterval, History: NoHistory, Clock: func() time.Time { return *src.clock }, Recycle: true})
+	opts := Options{Interval: MinInterval, History: NoHistory, Clock: func() time.Time { return *src.clock }, Recycle: true}
+	if set != nil {
+		set(&opts)
+	}
+	lt.s = NewSampler(src, opts)
 	// Past the first configuration refresh after the one at start (every
 	// liveConfigRefresh): the ticks after it have 9.9 s without one.
 	for range int(liveConfigRefresh/MinInterval) + 1 {
@@ -223,5 +235,57 @@ func BenchmarkLiveTick(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		lt.tick()
+	}
+}
+
+// slaveMeter is a flow meter on the builtLive's slaves (e1..e4, indexes 3
+// to 6) whose every read counts the same two flows a little further.
+type slaveMeter struct{ flows []flowmeter.Flow }
+
+func (m *slaveMeter) Sync(map[int]string) error { return nil }
+func (m *slaveMeter) Close() error              { return nil }
+func (m *slaveMeter) Ifindex(name string) (int, error) {
+	return 2 + int(name[1]-'0'), nil
+}
+func (m *slaveMeter) Read() (flowmeter.Reading, error) {
+	for i := range m.flows {
+		m.flows[i].Bytes += 100_000
+		m.flows[i].Packets += 100
+	}
+	return flowmeter.Reading{Source: flowmeter.SourceEBPF, SampleRate: 1, Flows: slices.Clone(m.flows), MapEntries: 2, MapSize: 1024}, nil
+}
+
+// TestLiveTickAllocsWithFlows: the dashboard on a live host also keeps a
+// flow table of its sockets (read every 3 s) and reads the flow meter
+// once a second; the ticks in between, its steady ticks, predict every
+// slave's traffic from the table and carry the meter's last traffic, and
+// allocate nothing. The median of 40 ticks, each counted on its own.
+func TestLiveTickAllocsWithFlows(t *testing.T) {
+	meter := &slaveMeter{}
+	for i, slave := range []string{"e1", "e3"} {
+		f := udpFlow("eth0", flowmeter.Tx, uint16(40000+i), 0)
+		f.Slave, f.Ifindex = slave, 2+int(slave[1]-'0')
+		meter.flows = append(meter.flows, f)
+	}
+	sockets := manySockets(20)
+	lt := newLiveTickerWith(t, true, func(o *Options) {
+		o.Flows, o.Meter, o.MeterEvery = &staticFlows{sockets: sockets}, meter, DashboardMeterEvery
+	})
+	counts := make([]float64, 40)
+	var before, after runtime.MemStats
+	for i := range counts {
+		runtime.ReadMemStats(&before)
+		lt.tick()
+		runtime.ReadMemStats(&after)
+		counts[i] = float64(after.Mallocs - before.Mallocs)
+	}
+	slices.Sort(counts)
+	t.Logf("ticks with the flow table and the meter: median %v allocations, most %v", counts[len(counts)/2], counts[len(counts)-1])
+	if median := counts[len(counts)/2]; median > 0 {
+		t.Errorf("a steady live tick with the flow table and the meter allocates %v times (median of 40), want none", median)
+	}
+	sl := lt.tick().Bonds[0]
+	if sl.Flows == nil || sl.Measured == nil || sl.Slaves[0].Predicted == nil {
+		t.Fatalf("the tick lacks the flow table, the meter's traffic or the prediction: %+v", sl.Slaves[0])
 	}
 }

@@ -144,6 +144,9 @@ type lentSnapshot struct {
 	slaves []SlaveSample
 	rooms  []numberRoom
 	sides  []sideRoom
+	// The slaves' predicted traffic and its rates (flowTracker.attach).
+	predicted []Predicted
+	rates     []float64
 	// The snapshot's lists as the last tick that filled it left them:
 	// appends reuse their arrays (keep stores them back).
 	events   []Event
@@ -254,6 +257,16 @@ func (l *lentSnapshot) sidesFor(snap *Snapshot) []sideRoom {
 		l.sides = make([]sideRoom, 0, n)
 	}
 	return l.sides[:0]
+}
+
+// predictionsFor returns empty arrays with room for n slaves' predicted
+// traffic and rates: the slot's own, or new ones for a snapshot that is
+// not filled again.
+func (l *lentSnapshot) predictionsFor(n int) ([]Predicted, []float64) {
+	if cap(l.predicted) < n {
+		l.predicted, l.rates = make([]Predicted, 0, n), make([]float64, 0, n)
+	}
+	return l.predicted[:0], l.rates[:0]
 }
 
 // numbersFor returns numbers with n rooms.

@@ -287,7 +287,7 @@ func (s *Sampler) sampleReading(r Reading) (*Snapshot, error) {
 	if s.phys != nil {
 		s.phys.attach(now, snap)
 	}
-	s.enrich(now, snap, r.Bonds)
+	s.enrich(now, snap, r.Bonds, arrays)
 	if s.hist != nil {
 		s.hist.Record(snap)
 	}

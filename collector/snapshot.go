@@ -163,7 +163,8 @@ func (e *ErrorCounts) Any() bool {
 
 // Clone returns a copy of b that shares nothing a Sampler fills again
 // when its snapshots are handed back (Options.Recycle): the slaves, every
-// number and the switch sides (neighbour, LACPDU sample) are its own.
+// number, the predicted traffic and the switch sides (neighbour, LACPDU
+// sample) are its own.
 // What the snapshots share and never write (flow tables, measured
 // traffic, findings, carrier counts, the physical layer) stays shared.
 // It is for reading a sample off the goroutine that holds its snapshot,
@@ -177,6 +178,9 @@ func (b *BondSample) Clone() *BondSample {
 		s.ShareRx, s.ShareTx = own(s.ShareRx), own(s.ShareTx)
 		if side := s.SwitchSide; side != nil {
 			s.SwitchSide = side.clone()
+		}
+		if p := s.Predicted; p != nil {
+			s.Predicted = &Predicted{Flows: p.Flows, TxBps: own(p.TxBps)}
 		}
 		c.Slaves[i] = s
 	}

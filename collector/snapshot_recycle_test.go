@@ -95,8 +95,9 @@ func TestCloneSharesNothingFilledAgain(t *testing.T) {
 	}{{"root", rt.sample}, {"demo", demoTick}} {
 		snap := c.tick()
 		b := &snap.Bonds[0]
-		if c.name == "demo" && (b.Slaves[0].SwitchSide == nil || b.Slaves[0].Neighbor == nil || b.Slaves[0].LACPDU == nil) {
-			t.Fatalf("demo: the slave has no switch side to clone: %+v", b.Slaves[0].SwitchSide)
+		if c.name == "demo" && (b.Slaves[0].SwitchSide == nil || b.Slaves[0].Neighbor == nil || b.Slaves[0].LACPDU == nil ||
+			b.Slaves[0].Predicted == nil) {
+			t.Fatalf("demo: the slave has no switch side or prediction to clone: %+v", b.Slaves[0])
 		}
 		cl := b.Clone()
 		if got, want := jsonOf(t, cl), jsonOf(t, b); got != want {
@@ -120,6 +121,7 @@ var filledAgain = map[reflect.Type]bool{
 	reflect.TypeFor[SwitchSide]():         true,
 	reflect.TypeFor[neighbors.Neighbor](): true,
 	reflect.TypeFor[LACPDUSample]():       true,
+	reflect.TypeFor[Predicted]():          true,
 }
 
 // sharedRooms fails for every pointer to a number, or to a struct of

@@ -44,6 +44,7 @@ type meterTracker struct {
 	readAt   time.Time
 	readFor  []byte
 	stateBuf []byte
+	usable   []string // appendPredictionKey's scratch
 	reads    int
 
 	prevAt time.Time
@@ -232,7 +233,7 @@ func (t *meterTracker) read(now time.Time, snap *Snapshot, bonds []bonding.Bond,
 	if every > 0 {
 		state := append(t.stateBuf[:0], t.synced...)
 		for i := range bonds {
-			state = appendPredictionKey(append(state, '\n'), &bonds[i])
+			state, t.usable = appendPredictionKey(append(state, '\n'), &bonds[i], t.usable)
 		}
 		t.stateBuf = state
 		if t.reads >= 2 && !dueEvery(t.readAt, now, every, interval) && bytes.Equal(state, t.readFor) {
