@@ -153,7 +153,7 @@ func newDashboard(o Options) *dashboard {
 	d.model.Bond = o.Bond
 	_, d.model.Playback = o.Feed.(Player)
 	if r, ok := o.Feed.(Recycler); ok {
-		d.model.Release = r.Release
+		d.model.release = r.Release
 	}
 	d.header = newLinesView(th, "", d.renderHeader)
 	d.footer = newLinesView(th, "", d.renderFooter)

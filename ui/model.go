@@ -78,10 +78,10 @@ type Model struct {
 	known    []string
 	lastSeen map[string]seenSample
 
-	// Release, when set, hands back a snapshot the model no longer
+	// release, when set, hands back a snapshot the model no longer
 	// points into: the feed fills it again (a Recycler). kept are the
 	// snapshots it points into: Snap, held and those of lastSeen.
-	Release func(*collector.Snapshot)
+	release func(*collector.Snapshot)
 	kept    []*collector.Snapshot
 }
 
@@ -102,7 +102,7 @@ func NewModel(interval time.Duration) *Model {
 // Apply takes a new snapshot. While paused it is held back; its events are
 // kept for the log all the same.
 func (m *Model) Apply(s *collector.Snapshot) {
-	if m.Release != nil && !slices.Contains(m.kept, s) {
+	if m.release != nil && !slices.Contains(m.kept, s) {
 		m.kept = append(m.kept, s)
 	}
 	defer m.letGo()
@@ -122,7 +122,7 @@ func (m *Model) letGo() {
 		if m.pointsInto(s) {
 			kept = append(kept, s)
 		} else {
-			m.Release(s)
+			m.release(s)
 		}
 	}
 	clear(m.kept[len(kept):])

@@ -49,7 +49,7 @@ func snapJSON(t *testing.T, s *collector.Snapshot) string {
 func TestModelHandsBackWhatItNoLongerShows(t *testing.T) {
 	s, sample := recyclingDemo(t)
 	m := NewModel(time.Second)
-	m.Release = s.Release
+	m.release = s.Release
 
 	s1 := sample()
 	m.Apply(s1)
@@ -93,7 +93,7 @@ func TestModelHandsBackWhatItNoLongerShows(t *testing.T) {
 func TestModelKeepsAGoneBondsSnapshot(t *testing.T) {
 	var back []*collector.Snapshot
 	m := NewModel(time.Second)
-	m.Release = func(s *collector.Snapshot) { back = append(back, s) }
+	m.release = func(s *collector.Snapshot) { back = append(back, s) }
 	bonds := func(names ...string) *collector.Snapshot {
 		s := &collector.Snapshot{Time: start}
 		for _, n := range names {
