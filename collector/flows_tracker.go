@@ -95,7 +95,8 @@ func (t *flowTracker) read(now time.Time) {
 }
 
 // attach gives every bond of snap its flow table, reading the sockets when
-// due, and fills each slave's Predicted, in rooms arrays gives.
+// due, and fills each slave's Predicted, in the rooms arrays hands out
+// (the snapshot's own when it is filled again).
 func (t *flowTracker) attach(now time.Time, snap *Snapshot, bonds []bonding.Bond, arrays *lentSnapshot) {
 	if t.due(now) {
 		t.read(now)
