@@ -32,10 +32,11 @@ func BenchmarkDecodeLLDP(b *testing.B) {
 func BenchmarkTableFrameAndNeighbor(b *testing.B) {
 	f := benchFrame()
 	tb := newTable(nil)
+	var n Neighbor
 	b.ReportAllocs()
 	for b.Loop() {
 		tb.frame("eth0", f)
-		if tb.Neighbor("eth0") == nil {
+		if !tb.CopyNeighbor("eth0", &n) {
 			b.Fatal("no neighbour")
 		}
 	}

@@ -110,24 +110,24 @@ func TestDecodeShutdownAndTable(t *testing.T) {
 	now := time.Unix(1000, 0)
 	tb := newTable(func() time.Time { return now })
 	tb.frame("eth1", lldpFrame(tChassisMAC, tPortName, tlv(tlvTTL, 0, 5), tEnd))
-	if n := tb.Neighbor("eth1"); n == nil || n.AgeSeconds != 0 {
+	if n := neighborOf(tb, "eth1"); n == nil || n.AgeSeconds != 0 {
 		t.Fatalf("fresh neighbour %+v", n)
 	}
 	now = now.Add(4 * time.Second)
-	if n := tb.Neighbor("eth1"); n == nil || n.AgeSeconds != 4 {
+	if n := neighborOf(tb, "eth1"); n == nil || n.AgeSeconds != 4 {
 		t.Fatalf("4 s old neighbour with TTL 5: %+v", n)
 	}
 	now = now.Add(2 * time.Second)
-	if n := tb.Neighbor("eth1"); n != nil {
+	if n := neighborOf(tb, "eth1"); n != nil {
 		t.Fatalf("neighbour kept past its TTL: %+v", n)
 	}
 	tb.frame("eth1", lldpFrame(tChassisMAC, tPortName, tTTL120, tEnd))
 	tb.frame("eth1", cdpFrame(2, 180, cdpTLV(cdpDeviceID, []byte("sw9")...)))
-	if n := tb.Neighbor("eth1"); n == nil || n.Protocol != ProtoLLDP {
+	if n := neighborOf(tb, "eth1"); n == nil || n.Protocol != ProtoLLDP {
 		t.Fatalf("LLDP wins over CDP: %+v", n)
 	}
 	tb.frame("eth1", lldpFrame(tChassisMAC, tPortName, tlv(tlvTTL, 0, 0), tEnd)) // shutdown
-	if n := tb.Neighbor("eth1"); n == nil || n.Protocol != ProtoCDP {
+	if n := neighborOf(tb, "eth1"); n == nil || n.Protocol != ProtoCDP {
 		t.Fatalf("after the LLDP shutdown the CDP neighbour remains: %+v", n)
 	}
 	if _, ok := tb.LACPDUAge("eth1"); ok {
@@ -274,7 +274,8 @@ func TestDecodeLACPDU(t *testing.T) {
 	}
 	tb := newTable(nil)
 	tb.frame("eth0", lacpduFrame())
-	if got := tb.HeardLACPDU("eth0"); got == nil || got.Partner.Port != 3 {
+	var got LACPDU
+	if !tb.CopyLACPDU("eth0", &got) || got.Partner.Port != 3 {
 		t.Errorf("table keeps %+v", got)
 	}
 }
@@ -287,4 +288,14 @@ func FuzzDecodeLACPDU(f *testing.F) {
 			t.Fatalf("%v with %v", pdu, err)
 		}
 	})
+}
+
+// neighborOf is the slave's neighbour as CopyNeighbor gives it, nil when
+// none.
+func neighborOf(tb *table, slave string) *Neighbor {
+	var n Neighbor
+	if !tb.CopyNeighbor(slave, &n) {
+		return nil
+	}
+	return &n
 }

@@ -73,20 +73,11 @@ func (t *table) forget(slave string) {
 	t.mu.Unlock()
 }
 
-// Neighbor returns a copy of the slave's live neighbour (LLDP before CDP)
-// with its age filled in; nil when none was heard or its TTL ran out.
-func (t *table) Neighbor(slave string) *Neighbor {
-	var n Neighbor
-	if !t.CopyNeighbor(slave, &n) {
-		return nil
-	}
-	return &n
-}
-
-// CopyNeighbor is Neighbor into a value of the caller's (a room it
-// fills again every tick): false, and into untouched, when none was heard
-// or its TTL ran out. The copy shares the decoded frame's slices, which
-// are never written.
+// CopyNeighbor copies the slave's live neighbour (LLDP before CDP), its
+// age filled in, into a value of the caller's (a room it fills again
+// every tick): false, and into untouched, when none was heard or its TTL
+// ran out. The copy shares the decoded frame's slices, which are never
+// written.
 func (t *table) CopyNeighbor(slave string, into *Neighbor) bool {
 	now := t.clock()
 	t.mu.Lock()
@@ -125,18 +116,8 @@ func (t *table) LACPDUAge(slave string) (age time.Duration, ok bool) {
 	return 0, false
 }
 
-// HeardLACPDU returns a copy of the last LACPDU received on slave, nil when
-// none was.
-func (t *table) HeardLACPDU(slave string) *LACPDU {
-	var pdu LACPDU
-	if !t.CopyLACPDU(slave, &pdu) {
-		return nil
-	}
-	return &pdu
-}
-
-// CopyLACPDU is HeardLACPDU into a value of the caller's: false, and
-// into untouched, when none was heard.
+// CopyLACPDU copies the last LACPDU received on slave into a value of the
+// caller's: false, and into untouched, when none was heard.
 func (t *table) CopyLACPDU(slave string, into *LACPDU) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
