@@ -59,7 +59,7 @@ func BenchmarkFlowRefresh10k(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		now = now.Add(3 * time.Second)
-		tr.attach(now, snap, []bonding.Bond{bond}, new(lentSnapshot))
+		tr.attach(now, snap, []bonding.Bond{bond}, &lentSnapshot{nSlaves: len(bond.Slaves)})
 	}
 	if tab := snap.Bonds[0].Flows; tab == nil || len(tab.Flows) != 10_000 || tab.Unpredictable != 0 {
 		b.Fatalf("table %+v", tab)

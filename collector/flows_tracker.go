@@ -96,7 +96,8 @@ func (t *flowTracker) read(now time.Time) {
 
 // attach gives every bond of snap its flow table, reading the sockets when
 // due, and fills each slave's Predicted, in the rooms arrays hands out
-// (the snapshot's own when it is filled again).
+// (the snapshot's own when it is filled again; sized by its slaves, which
+// sampleBonds counted).
 func (t *flowTracker) attach(now time.Time, snap *Snapshot, bonds []bonding.Bond, arrays *lentSnapshot) {
 	if t.due(now) {
 		t.read(now)
@@ -126,11 +127,7 @@ func (t *flowTracker) attach(now time.Time, snap *Snapshot, bonds []bonding.Bond
 				continue
 			}
 			if predicted == nil {
-				n := 0
-				for i := range snap.Bonds {
-					n += len(snap.Bonds[i].Slaves)
-				}
-				predicted, rates = arrays.predictionsFor(n)
+				predicted, rates = arrays.predictions()
 			}
 			predicted = append(predicted, Predicted{Flows: sf.Flows})
 			p := &predicted[len(predicted)-1]

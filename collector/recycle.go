@@ -142,8 +142,11 @@ type lentSnapshot struct {
 	snap   *Snapshot
 	bonds  []BondSample
 	slaves []SlaveSample
-	rooms  []numberRoom
-	sides  []sideRoom
+	// nSlaves is how many of slaves the snapshot has (slavesFor): the
+	// size of its switch sides' and predictions' arrays too.
+	nSlaves int
+	rooms   []numberRoom
+	sides   []sideRoom
 	// The slaves' predicted traffic and its rates (flowTracker.attach).
 	predicted []Predicted
 	rates     []float64
@@ -164,7 +167,7 @@ func (st *snapshotStore) take() (*Snapshot, *lentSnapshot) {
 	defer st.mu.Unlock()
 	for i := range st.lent {
 		if l := &st.lent[i]; l.back {
-			l.back = false
+			l.back, l.nSlaves = false, 0
 			*l.snap = Snapshot{}
 			return l.snap, l
 		}
@@ -239,31 +242,28 @@ func (l *lentSnapshot) slavesFor(n int) []SlaveSample {
 	}
 	all := l.slaves[:n]
 	clear(all)
+	l.nSlaves = n
 	return all
 }
 
-// sidesFor returns empty rooms for the switch sides of snap's slaves;
-// nil when snap is not filled again (newSnapshot without Recycle: the
-// neighbour tracker then shares sides between snapshots).
-func (l *lentSnapshot) sidesFor(snap *Snapshot) []sideRoom {
+// sideRooms returns empty rooms for the switch sides of the snapshot's
+// slaves; nil when it is not filled again (newSnapshot without Recycle:
+// the neighbour tracker then shares sides between snapshots).
+func (l *lentSnapshot) sideRooms() []sideRoom {
 	if l.snap == nil {
 		return nil
 	}
-	n := 0
-	for i := range snap.Bonds {
-		n += len(snap.Bonds[i].Slaves)
-	}
-	if cap(l.sides) < n {
-		l.sides = make([]sideRoom, 0, n)
+	if cap(l.sides) < l.nSlaves {
+		l.sides = make([]sideRoom, 0, l.nSlaves)
 	}
 	return l.sides[:0]
 }
 
-// predictionsFor returns empty arrays with room for n slaves' predicted
-// traffic and rates: the slot's own, or new ones for a snapshot that is
-// not filled again.
-func (l *lentSnapshot) predictionsFor(n int) ([]Predicted, []float64) {
-	if cap(l.predicted) < n {
+// predictions returns empty arrays with room for the snapshot's slaves'
+// predicted traffic and rates: the slot's own, or new ones for a
+// snapshot that is not filled again.
+func (l *lentSnapshot) predictions() ([]Predicted, []float64) {
+	if n := l.nSlaves; cap(l.predicted) < n {
 		l.predicted, l.rates = make([]Predicted, 0, n), make([]float64, 0, n)
 	}
 	return l.predicted[:0], l.rates[:0]

@@ -282,7 +282,7 @@ func (s *Sampler) sampleReading(r Reading) (*Snapshot, error) {
 	s.hold(r.Bonds, r.Bonds)
 	s.prevCountersAt, s.prevAt, s.started = span.countersAt, now, true
 	if s.neighbors != nil {
-		s.neighbors.attach(snap, s.Interval(), arrays.sidesFor(snap))
+		s.neighbors.attach(snap, s.Interval(), arrays.sideRooms())
 	}
 	if s.phys != nil {
 		s.phys.attach(now, snap)
