@@ -25,10 +25,8 @@ func isTerminal(w io.Writer) bool {
 // so an unknown bond is reported like everywhere else in the CLI, on
 // stderr with exit code 2, and never flashes a screen.
 func dashboard(src collector.Source, o options) error {
-	opts := o.samplerOptions(src)
+	opts := o.samplerHandingBack(src)                      // the model hands back what it no longer shows
 	opts.History = ui.GraphWindows[len(ui.GraphWindows)-1] // the longest graph
-	// The dashboard hands back the snapshots it no longer shows.
-	opts.Recycle = o.recyclable()
 	// A flow table redrawn ten times a second cannot be read, and each
 	// read of the meter walks the kernel's whole flow map.
 	opts.MeterEvery = collector.DashboardMeterEvery

@@ -22,9 +22,7 @@ import (
 // change between two of them is read when the kernel announces it: its
 // events come in the next snapshot with their own times.
 func sampleAndPrint(src collector.Source, o options, n int, w io.Writer) error {
-	so := o.samplerOptions(src)
-	so.Recycle = o.recyclable() // each snapshot is printed, then handed back
-	s := collector.NewSampler(src, so)
+	s := collector.NewSampler(src, o.samplerHandingBack(src)) // each snapshot is printed, then handed back
 	if _, err := s.Sample(); err != nil {
 		return err
 	}
@@ -65,9 +63,7 @@ func sampleAndPrint(src collector.Source, o options, n int, w io.Writer) error {
 func watch(src collector.Source, o options, w io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	so := o.samplerOptions(src)
-	so.Recycle = o.recyclable() // each snapshot is printed, then handed back
-	s := collector.NewSampler(src, so)
+	s := collector.NewSampler(src, o.samplerHandingBack(src)) // each snapshot is printed, then handed back
 	first := true
 	return s.Run(ctx, func(snap *collector.Snapshot) {
 		defer s.Release(snap)

@@ -20,8 +20,8 @@ import (
 // Sampler). No mode but the dashboard reads a rate history, so none is
 // kept unless the caller asks for one.
 //
-// A mode that hands back each snapshot once it is done with it (the
-// dashboard, the text and JSON outputs) sets Recycle from recyclable.
+// A mode that hands back each snapshot once it is done with it takes
+// samplerHandingBack instead.
 func (o *options) samplerOptions(src collector.Source) collector.Options {
 	so := collector.Options{Interval: o.interval, Bonds: o.bonds, Sinks: o.sinks,
 		Flows: o.flows, Meter: o.meter, MeterWhy: o.meterWhy, Analyze: diagnose.NewWindow(0).Fill,
@@ -34,9 +34,14 @@ func (o *options) samplerOptions(src collector.Source) collector.Options {
 	return so
 }
 
-// recyclable says whether a mode that hands its snapshots back may have
-// them filled again: not when a sink keeps them.
-func (o *options) recyclable() bool { return !o.sinkKeeps }
+// samplerHandingBack is samplerOptions for a mode that hands back each
+// snapshot once it is done with it (the dashboard, the text and JSON
+// outputs): the Sampler fills them again, unless a sink keeps them.
+func (o *options) samplerHandingBack(src collector.Source) collector.Options {
+	so := o.samplerOptions(src)
+	so.Recycle = !o.sinkKeeps
+	return so
+}
 
 // metricsServer is a running /metrics server as the sampler feeds it:
 // every snapshot, and every failed read (bondtop_read_success).
