@@ -16,13 +16,13 @@
 package main
 
 import (
-	"bufio"
 	"debug/elf"
-	"encoding/binary"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/bondtop/bondtop/internal/programpages"
 )
 
 func main() {
@@ -35,9 +35,6 @@ func main() {
 		os.Exit(1)
 	}
 }
-
-// mapping is one line of /proc/PID/maps backed by the executable.
-type mapping struct{ start, end uint64 }
 
 func run(pid string) error {
 	exe, err := os.Readlink("/proc/" + pid + "/exe")
@@ -82,35 +79,29 @@ func run(pid string) error {
 	return nil
 }
 
-// exeMappings returns the address ranges mapped from exe.
-func exeMappings(pid, exe string) ([]mapping, error) {
+// exeMappings returns the mappings of exe in pid.
+func exeMappings(pid, exe string) ([]programpages.Mapping, error) {
 	f, err := os.Open("/proc/" + pid + "/maps")
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	var out []mapping
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 6 || fields[5] != exe {
-			continue
-		}
-		lo, hi, ok := strings.Cut(fields[0], "-")
-		start, err1 := strconv.ParseUint(lo, 16, 64)
-		end, err2 := strconv.ParseUint(hi, 16, 64)
-		if !ok || err1 != nil || err2 != nil {
-			return nil, fmt.Errorf("maps: bad range %q", fields[0])
-		}
-		out = append(out, mapping{start, end})
+	maps, err := programpages.ParseMaps(f)
+	if err != nil {
+		return nil, err
 	}
-	return out, sc.Err()
+	var out []programpages.Mapping
+	for _, m := range maps {
+		if m.Path == exe {
+			out = append(out, m)
+		}
+	}
+	return out, nil
 }
 
-// presentPages reads pagemap for maps: bit 63 of each page's entry says
-// the page is in memory (readable without privilege; the frame number is
-// not needed).
-func presentPages(pid string, maps []mapping) (map[uint64]bool, error) {
+// presentPages reads pagemap for maps: which of their pages are in memory
+// (readable without privilege; the frame number is not needed).
+func presentPages(pid string, maps []programpages.Mapping) (map[uint64]bool, error) {
 	f, err := os.Open("/proc/" + pid + "/pagemap")
 	if err != nil {
 		return nil, err
@@ -118,15 +109,14 @@ func presentPages(pid string, maps []mapping) (map[uint64]bool, error) {
 	defer f.Close()
 	page := uint64(os.Getpagesize())
 	present := make(map[uint64]bool)
+	var pages []programpages.Page
 	for _, m := range maps {
-		n := (m.end - m.start) / page
-		buf := make([]byte, n*8)
-		if _, err := f.ReadAt(buf, int64(m.start/page*8)); err != nil {
-			return nil, fmt.Errorf("pagemap: %w", err)
+		if pages, err = programpages.ReadPagemap(f, m, int(page), pages); err != nil {
+			return nil, err
 		}
-		for i := range n {
-			if binary.LittleEndian.Uint64(buf[i*8:])>>63 == 1 {
-				present[m.start+i*page] = true
+		for i, p := range pages {
+			if p.Present() {
+				present[m.Start+uint64(i)*page] = true
 			}
 		}
 	}
