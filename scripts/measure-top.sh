@@ -131,14 +131,20 @@ done
 # (measure-bonds -hour), replayed at 360 times its pace so that the hour
 # passes in 10 s (at 100 ms its 36,000 snapshots take longer: the
 # script waits until the replay is idle), the 1 h window shown (g g),
-# then held 10 s. Replay
-# builds the same history the live dashboard keeps; its CPU is the
+# then held 10 s. Replay builds the same history the live dashboard
+# keeps, and its anonymous memory is the row's. A replay that reached its
+# end runs neither the sampler nor a redraw, and the dashboard lets go of
+# the program's pages it does not run (README, step 28), so the replay's
+# own file pages say nothing of a live dashboard's: the row's RSS adds
+# to its anonymous memory the file pages of the same build live on the
+# tree at the same pace for SECONDS_EACH (RssFile). Its CPU is the
 # replay's, so it is not shown.
 for pace in 1s 100ms; do
     "$work/measure-bonds" -hour "$work/hour-$pace.rec" -size 1x4 -pace "$pace"
     for build in bondtop nometrics; do
         bin=$BIN
         [ "$build" = nometrics ] && bin=$LITE
+        read -r _ live_rss live_anon < <(run "" "$bin" --root "$work/tree" --interval "$pace" bond1)
         tmux new-session -d -s "$session" -x 160 -y 48 "$bin --replay $work/hour-$pace.rec --speed 360 bond1"
         sleep 11
         tmux send-keys -t "$session" g g
@@ -156,8 +162,9 @@ for pace in 1s 100ms; do
             last=$now
         done
         sleep 10
-        row "$build, 1 h history" "$pace" "-" "$(awk '{ printf "%.1f", $1/1024 }' <<<"$(rss_kb "$pid")")" \
-            "$(awk '{ printf "%.1f", $1/1024 }' <<<"$(anon_kb "$pid")")" "-"
+        anon=$(awk '{ printf "%.1f", $1/1024 }' <<<"$(anon_kb "$pid")")
+        row "$build, 1 h history" "$pace" "-" "$(awk -v a="$anon" -v r="$live_rss" -v la="$live_anon" 'BEGIN { printf "%.1f", a + r - la }')" \
+            "$anon" "-"
         tmux kill-session -t "$session"
     done
 done
