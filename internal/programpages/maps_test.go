@@ -141,7 +141,7 @@ func FuzzParseMaps(f *testing.F) {
 
 func TestPageFlags(t *testing.T) {
 	for _, c := range []struct {
-		entry                      Page
+		entry                       Page
 		present, swapped, file, own bool
 	}{
 		{0, false, false, false, false},
