@@ -14,6 +14,7 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/bondtop/bondtop/collector"
@@ -184,19 +185,51 @@ func main() {
 //
 // Once start-up is over (startupSettled: the terminal set up, the first
 // readings taken and drawn) what it left behind is handed back to the
-// kernel at once (giveBack).
-func keepHeapSmall() {
+// kernel at once (giveBack). From then on the heap's free pages are
+// handed back every freeHeapEvery (freeHeap). The runtime keeps them: its
+// scavenger aims at a tenth over the heap in use at the last collection,
+// and at a collection the pages of the cycle's garbage are still in use,
+// so once swept they are kept for the next cycle's allocations. A
+// dashboard at 1 s allocates little (its drawing), so they sit idle
+// between collections; handed back, the next cycle maps again what it
+// needs. Each hand-back is one forced collection of a heap of 2-3 MB, a
+// millisecond a minute (README, "Lighter than bmon", step 29).
+//
+// The modes call it for the life of the process; stop is for tests.
+func keepHeapSmall() (stop func()) {
 	if _, set := os.LookupEnv("GOGC"); !set {
 		debug.SetGCPercent(50)
 	}
-	time.AfterFunc(startupSettled, giveBack)
+	give, every, free := giveBack, freeHeapEvery, freeHeap
+	done := make(chan struct{})
+	settled := time.AfterFunc(startupSettled, func() {
+		give()
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for {
+			select {
+			case <-tick.C:
+				free()
+			case <-done:
+				return
+			}
+		}
+	})
+	var once sync.Once
+	return func() {
+		settled.Stop()
+		once.Do(func() { close(done) })
+	}
 }
 
-// startupSettled and giveBack are variables for TestKeepHeapSmall;
-// giveBack is also what a replay calls once it has decoded to the end.
+// startupSettled, giveBack, freeHeapEvery and freeHeap are variables for
+// TestKeepHeapSmall; giveBack is also what a replay calls once it has
+// decoded to the end.
 var (
 	startupSettled = 3 * time.Second
 	giveBack       = giveBackMemory
+	freeHeapEvery  = time.Minute
+	freeHeap       = debug.FreeOSMemory
 )
 
 // giveBackMemory hands the kernel two things a burst of work left behind
