@@ -31,6 +31,9 @@ session=measure-top-$$
 cleanup() {
     tmux kill-session -t "$session" 2>/dev/null || true
     tmux kill-session -t "$session-keep" 2>/dev/null || true
+    for s in $(tmux list-sessions -F '#{session_name}' 2>/dev/null | grep "^$session-live-" || true); do
+        tmux kill-session -t "$s"
+    done
     [ -n "${tree_pid:-}" ] && kill "$tree_pid" 2>/dev/null || true
     rm -rf "$work"
 }
@@ -136,15 +139,27 @@ done
 # end runs neither the sampler nor a redraw, and the dashboard lets go of
 # the program's pages it does not run (README, step 28), so the replay's
 # own file pages say nothing of a live dashboard's: the row's RSS adds
-# to its anonymous memory the file pages of the same build live on the
-# tree at the same pace for SECONDS_EACH (RssFile). Its CPU is the
-# replay's, so it is not shown.
+# to its anonymous memory the file pages (RssFile) of the same build live
+# on the tree at the same pace, started before the replays and read
+# LIVE_SECONDS (300) after: the pages a dashboard maps back grow for a
+# few minutes (the collector meets new frames on the goroutines' stacks
+# and reads their part of the pc tables), then level off. Its CPU is
+# the replay's, so it is not shown.
+live_start=$(date +%s)
+for pace in 1s 100ms; do
+    for build in bondtop nometrics; do
+        bin=$BIN
+        [ "$build" = nometrics ] && bin=$LITE
+        tmux new-session -d -s "$session-live-$build-$pace" -x 160 -y 48 \
+            "$bin --root $work/tree --interval $pace bond1"
+    done
+done
+declare -A replay_anon
 for pace in 1s 100ms; do
     "$work/measure-bonds" -hour "$work/hour-$pace.rec" -size 1x4 -pace "$pace"
     for build in bondtop nometrics; do
         bin=$BIN
         [ "$build" = nometrics ] && bin=$LITE
-        read -r _ live_rss live_anon < <(run "" "$bin" --root "$work/tree" --interval "$pace" bond1)
         tmux new-session -d -s "$session" -x 160 -y 48 "$bin --replay $work/hour-$pace.rec --speed 360 bond1"
         sleep 11
         tmux send-keys -t "$session" g g
@@ -162,9 +177,19 @@ for pace in 1s 100ms; do
             last=$now
         done
         sleep 10
-        anon=$(awk '{ printf "%.1f", $1/1024 }' <<<"$(anon_kb "$pid")")
-        row "$build, 1 h history" "$pace" "-" "$(awk -v a="$anon" -v r="$live_rss" -v la="$live_anon" 'BEGIN { printf "%.1f", a + r - la }')" \
-            "$anon" "-"
+        replay_anon[$build-$pace]=$(anon_kb "$pid")
         tmux kill-session -t "$session"
+    done
+done
+left=$((live_start + ${LIVE_SECONDS:-300} - $(date +%s)))
+[ "$left" -gt 0 ] && sleep "$left"
+for pace in 1s 100ms; do
+    for build in bondtop nometrics; do
+        pid=$(tmux list-panes -t "$session-live-$build-$pace" -F '#{pane_pid}')
+        file=$(awk '/^RssFile:/ { print $2 }' "/proc/$pid/status")
+        anon=${replay_anon[$build-$pace]}
+        row "$build, 1 h history" "$pace" "-" "$(awk -v a="$anon" -v f="$file" 'BEGIN { printf "%.1f", (a + f) / 1024 }')" \
+            "$(awk -v a="$anon" 'BEGIN { printf "%.1f", a / 1024 }')" "-"
+        tmux kill-session -t "$session-live-$build-$pace"
     done
 done
