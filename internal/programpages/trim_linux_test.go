@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -166,3 +167,6 @@ func programResident(t *testing.T) int {
 	}
 	return n
 }
+
+// uintptrOf is the address of b's first byte.
+func uintptrOf(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
