@@ -529,18 +529,23 @@ type portSample struct {
 
 func pollPortStates(slaves []string, d time.Duration) *portPoll {
 	pp := &portPoll{done: make(chan struct{})}
+	read := func(slave, file string) string {
+		b, _ := os.ReadFile("/sys/class/net/" + slave + "/bonding_slave/" + file)
+		return strings.TrimSpace(string(b))
+	}
+	poll := func() {
+		for _, sl := range slaves {
+			before := time.Now()
+			a, pa := read(sl, "ad_actor_oper_port_state"), read(sl, "ad_partner_oper_port_state")
+			pp.samples = append(pp.samples, portSample{before, time.Now(), sl, a, pa})
+		}
+	}
+	poll() // before the caller's cut: what the states were until then
 	go func() {
 		defer close(pp.done)
-		read := func(slave, file string) string {
-			b, _ := os.ReadFile("/sys/class/net/" + slave + "/bonding_slave/" + file)
-			return strings.TrimSpace(string(b))
-		}
-		for end := time.Now().Add(d); len(slaves) > 0 && time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
-			for _, sl := range slaves {
-				before := time.Now()
-				a, pa := read(sl, "ad_actor_oper_port_state"), read(sl, "ad_partner_oper_port_state")
-				pp.samples = append(pp.samples, portSample{before, time.Now(), sl, a, pa})
-			}
+		for end := time.Now().Add(d); len(slaves) > 0 && time.Now().Before(end); {
+			time.Sleep(10 * time.Millisecond)
+			poll()
 		}
 	}()
 	return pp
@@ -553,15 +558,27 @@ func (pp *portPoll) changed(e collector.Event, t0 time.Time) (after, before time
 	if e.Kind != collector.EventPortState {
 		return after, before, false
 	}
+	// The last value read before t0: when the first read after it already
+	// shows the new value (the kernel changed it within the poll's 10 ms),
+	// the change fell between t0 and that read, if the value before t0
+	// was still the old one.
+	var beforeT0 string
 	for _, s := range pp.samples {
-		if s.slave != e.Slave || s.before.Before(t0) {
+		if s.slave != e.Slave {
 			continue
 		}
 		v := s.actor
 		if strings.Contains(e.Message, "partner") {
 			v = s.partner
 		}
+		if s.before.Before(t0) {
+			beforeT0 = v
+			continue
+		}
 		if v == e.New {
+			if after.IsZero() && beforeT0 != "" && beforeT0 != e.New {
+				after = t0
+			}
 			return after, s.after, !after.IsZero()
 		}
 		after = s.before

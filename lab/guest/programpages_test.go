@@ -1,0 +1,71 @@
+//go:build linux
+
+package guest
+
+import (
+	"os"
+	"testing"
+
+	"github.com/bondtop/bondtop/internal/programpages"
+)
+
+// TestProgramPagesTrim: on the lab's kernels (6.1 and 6.12), Trim
+// unmaps the guest test binary's read-only pages, which pagemap reports
+// as the file's (none as the process's own), and the binary runs on: the
+// rest of this test and the tests after it are that code, mapped back as
+// it runs.
+func TestProgramPagesTrim(t *testing.T) {
+	before := programResident(t)
+	got, err := programpages.Trim()
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := programResident(t)
+	t.Logf("kernel %s: the binary's read-only pages: %d resident, trimmed %+v, %d resident after", Kernel(t), before, got, after)
+	if got.Unmapped == 0 || after >= before {
+		t.Errorf("%d resident before, %d after, %d unmapped: nothing left", before, after, got.Unmapped)
+	}
+	if got.Kept != 0 {
+		t.Errorf("%d pages of the program kept as the process's own, with no debugger", got.Kept)
+	}
+}
+
+// programResident counts the resident pages of this binary's read-only
+// mappings, from /proc/self/maps and /proc/self/pagemap.
+func programResident(t *testing.T) int {
+	t.Helper()
+	exe, err := os.Readlink("/proc/self/exe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open("/proc/self/maps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	maps, err := programpages.ParseMaps(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pagemap, err := os.Open("/proc/self/pagemap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pagemap.Close()
+	var n int
+	var pages []programpages.Page
+	for _, m := range maps {
+		if m.Path != exe || m.Writable {
+			continue
+		}
+		if pages, err = programpages.ReadPagemap(pagemap, m, os.Getpagesize(), pages); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range pages {
+			if p.Present() {
+				n++
+			}
+		}
+	}
+	return n
+}
