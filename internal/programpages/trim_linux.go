@@ -16,7 +16,8 @@ import (
 // next touch of one maps it back (a minor fault), so what remains mapped
 // is what the program still runs. The process's resident set loses the
 // pages that only start-up used, and the kernel can reclaim them first
-// when memory is short, where a mapped page of code it keeps longest.
+// when memory is short, whereas the mapped code of a running program is
+// what it keeps longest.
 //
 // Only private mappings that cannot be written are touched: their pages
 // are the file's, identical to what a fault reads back. A page in them
