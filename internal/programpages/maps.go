@@ -15,6 +15,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 )
@@ -84,6 +85,35 @@ func parseMapsLine(line string) (Mapping, error) {
 	m.Readable, m.Writable, m.Executable, m.Private = perms[0] == 'r', perms[1] == 'w', perms[2] == 'x', perms[3] == 'p'
 	m.Path = strings.TrimLeft(rest, " ")
 	return m, nil
+}
+
+// ProgramMappings returns the mappings of the executable that process pid
+// runs ("self" for this one), as /proc/PID/exe names it; its read-only
+// ones are its code and read-only data.
+func ProgramMappings(pid string) ([]Mapping, error) {
+	exe, err := os.Readlink("/proc/" + pid + "/exe")
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open("/proc/" + pid + "/maps")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	maps, err := ParseMaps(f)
+	if err != nil {
+		return nil, err
+	}
+	var out []Mapping
+	for _, m := range maps {
+		if m.Path == exe {
+			out = append(out, m)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("/proc/%s/maps has no mapping of %s", pid, exe)
+	}
+	return out, nil
 }
 
 // Page is a page's entry in /proc/PID/pagemap, read for its flags: the

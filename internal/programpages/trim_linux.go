@@ -3,6 +3,7 @@
 package programpages
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -27,27 +28,18 @@ import (
 // Call it once the program has settled: what runs after it is mapped
 // again as it runs.
 func Trim() (Trimmed, error) {
-	exe, err := os.Readlink("/proc/self/exe")
-	if err != nil {
-		return Trimmed{}, err
-	}
-	f, err := os.Open("/proc/self/maps")
-	if err != nil {
-		return Trimmed{}, err
-	}
-	maps, err := ParseMaps(f)
-	f.Close()
+	maps, err := ProgramMappings("self")
 	if err != nil {
 		return Trimmed{}, err
 	}
 	var ranges []Mapping
 	for _, m := range maps {
-		if m.Path == exe && m.Private && !m.Writable {
+		if m.Private && !m.Writable {
 			ranges = append(ranges, m)
 		}
 	}
 	if len(ranges) == 0 {
-		return Trimmed{}, fmt.Errorf("no read-only mapping of %s in /proc/self/maps", exe)
+		return Trimmed{}, errors.New("the program has no read-only mapping in /proc/self/maps")
 	}
 	pagemap, err := os.Open("/proc/self/pagemap")
 	if err != nil {

@@ -150,7 +150,7 @@ func selfMaps(t *testing.T) []Mapping {
 // read-only mappings.
 func programResident(t *testing.T) int {
 	t.Helper()
-	exe, err := os.Readlink("/proc/self/exe")
+	maps, err := ProgramMappings("self")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,8 +160,8 @@ func programResident(t *testing.T) int {
 	}
 	defer pagemap.Close()
 	var n int
-	for _, m := range selfMaps(t) {
-		if m.Path == exe && !m.Writable {
+	for _, m := range maps {
+		if !m.Writable {
 			n += states(t, pagemap, m).present
 		}
 	}

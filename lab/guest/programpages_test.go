@@ -34,16 +34,7 @@ func TestProgramPagesTrim(t *testing.T) {
 // mappings, from /proc/self/maps and /proc/self/pagemap.
 func programResident(t *testing.T) int {
 	t.Helper()
-	exe, err := os.Readlink("/proc/self/exe")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open("/proc/self/maps")
-	if err != nil {
-		t.Fatal(err)
-	}
-	maps, err := programpages.ParseMaps(f)
-	f.Close()
+	maps, err := programpages.ProgramMappings("self")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +46,7 @@ func programResident(t *testing.T) int {
 	var n int
 	var pages []programpages.Page
 	for _, m := range maps {
-		if m.Path != exe || m.Writable {
+		if m.Writable {
 			continue
 		}
 		if pages, err = programpages.ReadPagemap(pagemap, m, os.Getpagesize(), pages); err != nil {

@@ -41,7 +41,7 @@ func run(pid string) error {
 	if err != nil {
 		return err
 	}
-	maps, err := exeMappings(pid, exe)
+	maps, err := programpages.ProgramMappings(pid)
 	if err != nil {
 		return err
 	}
@@ -77,26 +77,6 @@ func run(pid string) error {
 	}
 	fmt.Printf("%-14s %10s %12d\n", "anonymous", "", anon)
 	return nil
-}
-
-// exeMappings returns the mappings of exe in pid.
-func exeMappings(pid, exe string) ([]programpages.Mapping, error) {
-	f, err := os.Open("/proc/" + pid + "/maps")
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	maps, err := programpages.ParseMaps(f)
-	if err != nil {
-		return nil, err
-	}
-	var out []programpages.Mapping
-	for _, m := range maps {
-		if m.Path == exe {
-			out = append(out, m)
-		}
-	}
-	return out, nil
 }
 
 // presentPages reads pagemap for maps: which of their pages are in memory
