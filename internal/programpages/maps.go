@@ -155,3 +155,27 @@ func ReadPagemap(pagemap io.ReaderAt, m Mapping, pageSize int, pages []Page) ([]
 	}
 	return pages, nil
 }
+
+// PresentPages reads process pid's pagemap ("self" for this one) for
+// maps: the addresses of their pages that are in memory and mapped there.
+func PresentPages(pid string, maps []Mapping) (map[uint64]bool, error) {
+	f, err := os.Open("/proc/" + pid + "/pagemap")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	size := os.Getpagesize()
+	present := make(map[uint64]bool)
+	var pages []Page
+	for _, m := range maps {
+		if pages, err = ReadPagemap(f, m, size, pages); err != nil {
+			return nil, err
+		}
+		for i, p := range pages {
+			if p.Present() {
+				present[m.Start+uint64(i*size)] = true
+			}
+		}
+	}
+	return present, nil
+}

@@ -154,18 +154,17 @@ func programResident(t *testing.T) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pagemap, err := os.Open("/proc/self/pagemap")
+	var readOnly []Mapping
+	for _, m := range maps {
+		if !m.Writable {
+			readOnly = append(readOnly, m)
+		}
+	}
+	present, err := PresentPages("self", readOnly)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer pagemap.Close()
-	var n int
-	for _, m := range maps {
-		if !m.Writable {
-			n += states(t, pagemap, m).present
-		}
-	}
-	return n
+	return len(present)
 }
 
 // uintptrOf is the address of b's first byte.

@@ -3,7 +3,6 @@
 package guest
 
 import (
-	"os"
 	"testing"
 
 	"github.com/bondtop/bondtop/internal/programpages"
@@ -38,25 +37,15 @@ func programResident(t *testing.T) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pagemap, err := os.Open("/proc/self/pagemap")
+	var readOnly []programpages.Mapping
+	for _, m := range maps {
+		if !m.Writable {
+			readOnly = append(readOnly, m)
+		}
+	}
+	present, err := programpages.PresentPages("self", readOnly)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer pagemap.Close()
-	var n int
-	var pages []programpages.Page
-	for _, m := range maps {
-		if m.Writable {
-			continue
-		}
-		if pages, err = programpages.ReadPagemap(pagemap, m, os.Getpagesize(), pages); err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range pages {
-			if p.Present() {
-				n++
-			}
-		}
-	}
-	return n
+	return len(present)
 }

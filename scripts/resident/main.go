@@ -45,7 +45,7 @@ func run(pid string) error {
 	if err != nil {
 		return err
 	}
-	present, err := presentPages(pid, maps)
+	present, err := programpages.PresentPages(pid, maps)
 	if err != nil {
 		return err
 	}
@@ -77,30 +77,6 @@ func run(pid string) error {
 	}
 	fmt.Printf("%-14s %10s %12d\n", "anonymous", "", anon)
 	return nil
-}
-
-// presentPages reads pagemap for maps: which of their pages are in memory
-// (readable without privilege; the frame number is not needed).
-func presentPages(pid string, maps []programpages.Mapping) (map[uint64]bool, error) {
-	f, err := os.Open("/proc/" + pid + "/pagemap")
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	page := uint64(os.Getpagesize())
-	present := make(map[uint64]bool)
-	var pages []programpages.Page
-	for _, m := range maps {
-		if pages, err = programpages.ReadPagemap(f, m, int(page), pages); err != nil {
-			return nil, err
-		}
-		for i, p := range pages {
-			if p.Present() {
-				present[m.Start+uint64(i)*page] = true
-			}
-		}
-	}
-	return present, nil
 }
 
 // rollup returns a field of /proc/PID/smaps_rollup, in kB.
