@@ -169,3 +169,16 @@ func programResident(t *testing.T) int {
 
 // uintptrOf is the address of b's first byte.
 func uintptrOf(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
+
+// BenchmarkTrim is what the dashboard pays each minute to let go of its
+// program's pages (cmd/bondtop's giveBackMemory, with a forced
+// collection beside it): reading its maps and pagemap, and the madvise
+// calls. The loop maps back what it runs between two trims, as the
+// dashboard does between two minutes.
+func BenchmarkTrim(b *testing.B) {
+	for b.Loop() {
+		if _, err := Trim(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
