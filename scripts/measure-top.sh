@@ -140,11 +140,11 @@ done
 # the program's pages it does not run (README, step 28), so the replay's
 # own file pages say nothing of a live dashboard's: the row's RSS adds
 # to its anonymous memory the file pages (RssFile) of the same build live
-# on the tree at the same pace, started before the replays and read
-# LIVE_SECONDS (300) after: the pages a dashboard maps back grow for a
-# few minutes (the collector meets new frames on the goroutines' stacks
-# and reads their part of the pc tables), then level off. Its CPU is
-# the replay's, so it is not shown.
+# on the tree at the same pace, started before the replays and read for
+# a minute from LIVE_SECONDS (300) after: the pages a dashboard maps back
+# grow for a few minutes (the collector meets new frames on the
+# goroutines' stacks and reads their part of the pc tables), then level
+# off. Its CPU is the replay's, so it is not shown.
 live_start=$(date +%s)
 for pace in 1s 100ms; do
     for build in bondtop nometrics; do
@@ -183,10 +183,22 @@ for pace in 1s 100ms; do
 done
 left=$((live_start + ${LIVE_SECONDS:-300} - $(date +%s)))
 [ "$left" -gt 0 ] && sleep "$left"
+# The live dashboards' file pages rise and fall within each minute (the
+# pages not run in the last minute are let go: README, step 30): the
+# median of 12 readings 5 s apart, a minute's worth.
+declare -A live_files
+for _ in $(seq 12); do
+    for pace in 1s 100ms; do
+        for build in bondtop nometrics; do
+            pid=$(tmux list-panes -t "$session-live-$build-$pace" -F '#{pane_pid}')
+            live_files[$build-$pace]+="$(awk '/^RssFile:/ { print $2 }' "/proc/$pid/status") "
+        done
+    done
+    sleep 5
+done
 for pace in 1s 100ms; do
     for build in bondtop nometrics; do
-        pid=$(tmux list-panes -t "$session-live-$build-$pace" -F '#{pane_pid}')
-        file=$(awk '/^RssFile:/ { print $2 }' "/proc/$pid/status")
+        file=$(echo "${live_files[$build-$pace]}" | tr ' ' '\n' | grep . | sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2 }')
         anon=${replay_anon[$build-$pace]}
         row "$build, 1 h history" "$pace" "-" "$(awk -v a="$anon" -v f="$file" 'BEGIN { printf "%.1f", (a + f) / 1024 }')" \
             "$(awk -v a="$anon" 'BEGIN { printf "%.1f", a / 1024 }')" "-"
