@@ -1,22 +1,22 @@
 package metrics
 
 import (
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/internal/promtext"
 )
 
 // This file exports bondtop's diagnosis, so an alert fires on the same
 // verdict the dashboard shows.
 
-var descFinding = prometheus.NewDesc(namespace+"_finding",
+var descFinding = promtext.NewDesc(namespace+"_finding",
 	"1 for each current finding of bondtop's diagnosis (id as in --json and the README), once per slave it involves; slave is empty for the bond as a whole.",
-	[]string{"bond", "id", "severity", "slave"}, nil)
+	promtext.Gauge, "bond", "id", "severity", "slave")
 
 // collectFindings emits the bond's findings.
-func collectFindings(ch chan<- prometheus.Metric, b *collector.BondSample) {
-	// One series per label set: a scrape with a duplicate would be
-	// rejected whole.
+func collectFindings(out *promtext.Scrape, b *collector.BondSample) {
+	// One series per label set, though a finding may name a slave twice
+	// (the exposition would keep the first of two anyway, but a repeat
+	// is no second finding).
 	type key struct{ id, severity, slave string }
 	done := make(map[key]bool)
 	for _, f := range b.Findings {
@@ -28,7 +28,7 @@ func collectFindings(ch chan<- prometheus.Metric, b *collector.BondSample) {
 			k := key{f.ID, string(f.Severity), s}
 			if !done[k] {
 				done[k] = true
-				ch <- gauge(descFinding, 1, b.Name, k.id, k.severity, k.slave)
+				out.Add(descFinding, 1, b.Name, k.id, k.severity, k.slave)
 			}
 		}
 	}

@@ -5,9 +5,8 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/internal/promtext"
 )
 
 // This file owns the metrics about bondtop itself: what build runs, when
@@ -40,16 +39,16 @@ const (
 var errorKinds = []string{ErrorNoBondingDriver, ErrorPartial, ErrorRead}
 
 var (
-	descBuildInfo = prometheus.NewDesc(namespace+"_build_info",
-		"bondtop's version and the Go version it was built with; always 1.", []string{"version", "goversion"}, nil)
-	descLastSample = prometheus.NewDesc(namespace+"_last_sample_timestamp_seconds",
-		"Unix time of the latest sample that read the host; served even while reads fail, so time() minus it is the age of what bondtop knows.", nil, nil)
-	descSampleErrors = prometheus.NewDesc(namespace+"_sample_errors_total",
-		"Samples that failed or were incomplete, by kind: read (the whole read failed), no_bonding_driver (the driver is gone), partial (part of the host could not be read).", []string{"kind"}, nil)
-	descBonds = prometheus.NewDesc(namespace+"_bonds",
-		"Bonds in the latest sample.", nil, nil)
-	descLACPReadable = prometheus.NewDesc(namespace+"_lacp_details_readable",
-		"1 when bondtop can read the root-only LACPDU details (partner, port states); 0 when it runs without root and those series are missing.", nil, nil)
+	descBuildInfo = promtext.NewDesc(namespace+"_build_info",
+		"bondtop's version and the Go version it was built with; always 1.", promtext.Gauge, "version", "goversion")
+	descLastSample = promtext.NewDesc(namespace+"_last_sample_timestamp_seconds",
+		"Unix time of the latest sample that read the host; served even while reads fail, so time() minus it is the age of what bondtop knows.", promtext.Gauge)
+	descSampleErrors = promtext.NewDesc(namespace+"_sample_errors_total",
+		"Samples that failed or were incomplete, by kind: read (the whole read failed), no_bonding_driver (the driver is gone), partial (part of the host could not be read).", promtext.Counter, "kind")
+	descBonds = promtext.NewDesc(namespace+"_bonds",
+		"Bonds in the latest sample.", promtext.Gauge)
+	descLACPReadable = promtext.NewDesc(namespace+"_lacp_details_readable",
+		"1 when bondtop can read the root-only LACPDU details (partner, port states); 0 when it runs without root and those series are missing.", promtext.Gauge)
 )
 
 // health is the exporter's record of its own sampling; Update and
@@ -103,16 +102,16 @@ func (h *health) count(kind string) {
 
 // collectHealth emits the metrics about bondtop itself. They are served
 // even while reads fail: that is when they matter.
-func (e *Exporter) collectHealth(ch chan<- prometheus.Metric) {
-	ch <- gauge(descBuildInfo, 1, e.version, runtime.Version())
+func (e *Exporter) collectHealth(out *promtext.Scrape) {
+	out.Add(descBuildInfo, 1, e.version, runtime.Version())
 	h := &e.health
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.lastSample > 0 {
-		ch <- gauge(descLastSample, h.lastSample)
+		out.Add(descLastSample, h.lastSample)
 	}
 	for _, kind := range errorKinds {
-		ch <- counter(descSampleErrors, float64(h.errors[kind]), kind)
+		out.Add(descSampleErrors, float64(h.errors[kind]), kind)
 	}
 }
 
@@ -120,9 +119,9 @@ func (e *Exporter) collectHealth(ch chan<- prometheus.Metric) {
 // bond seen since start (or followed on the command line) that the
 // snapshot lacks: a bond that vanishes stays visible as a 0 rather than
 // as series that quietly end.
-func (e *Exporter) collectPresence(ch chan<- prometheus.Metric, snap *collector.Snapshot) {
-	ch <- gauge(descBonds, float64(len(snap.Bonds)))
-	ch <- gauge(descLACPReadable, boolValue(!snap.Unprivileged))
+func (e *Exporter) collectPresence(out *promtext.Scrape, snap *collector.Snapshot) {
+	out.Add(descBonds, float64(len(snap.Bonds)))
+	out.Add(descLACPReadable, boolValue(!snap.Unprivileged))
 	h := &e.health
 	h.mu.Lock()
 	gone := make([]string, 0, len(h.seen))
@@ -139,6 +138,6 @@ func (e *Exporter) collectPresence(ch chan<- prometheus.Metric, snap *collector.
 	}
 	slices.Sort(gone)
 	for _, name := range gone {
-		ch <- gauge(descBondPresent, 0, name)
+		out.Add(descBondPresent, 0, name)
 	}
 }

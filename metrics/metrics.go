@@ -1,32 +1,31 @@
 // Package metrics exposes bondtop's snapshots as Prometheus metrics, so a
 // fleet of hosts is watched by scraping each one's /metrics. It owns the
 // metric names and labels (an interface, like the JSON keys) and turns the
-// latest collector.Snapshot into them at scrape time.
+// latest collector.Snapshot into them at scrape time, beside the usual
+// go_* and process_* metrics of a Go program.
 //
 // Kernel counters are exported as _total counters, not rates: Prometheus
 // computes rates itself, over whatever window the query asks for.
+//
+// The text format is internal/promtext's: the Prometheus Go client it
+// replaced cost every build of bondtop resident memory, also the
+// dashboard that serves no metrics.
 package metrics
 
 import (
 	"net/http"
-	"slices"
 	"strconv"
-	"strings"
 	"sync/atomic"
-	"unicode/utf8"
-
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/internal/promtext"
 )
 
 const namespace = "bondtop"
 
 // Exporter serves the most recent snapshot. Update is called by the
-// sampler's consumer, Collect by the HTTP server's goroutines; the snapshot
+// sampler's consumer, collect by the HTTP server's goroutines; the snapshot
 // is immutable, so an atomic pointer is all the locking needed.
 type Exporter struct {
 	latest atomic.Pointer[collector.Snapshot]
@@ -34,19 +33,17 @@ type Exporter struct {
 	// every failed read.
 	failing    atomic.Bool
 	readErrors atomic.Uint64
-	reg        *prometheus.Registry
 	version    string
 	health     health
 }
 
-// New returns an Exporter registered in a registry of its own, with the
-// Go runtime and process collectors beside it.
+// New returns an Exporter with nothing to report yet but itself: its
+// build, its sample errors, the Go runtime's and the process's metrics.
 func New(opts ...Option) *Exporter {
-	e := &Exporter{reg: prometheus.NewRegistry(), version: "(devel)"}
+	e := &Exporter{version: "(devel)"}
 	for _, o := range opts {
 		o(e)
 	}
-	e.reg.MustRegister(e, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return e
 }
 
@@ -66,59 +63,56 @@ func (e *Exporter) ReadFailed() {
 	e.failing.Store(true)
 }
 
-// Handler serves /metrics.
+// Handler serves /metrics: the metrics as of the request, in the text
+// format (gzipped when the scraper asks), for GET and HEAD alike.
 func (e *Exporter) Handler() http.Handler {
-	return promhttp.HandlerFor(e.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+	return promtext.Handler(e.collect)
 }
-
-// Describe implements prometheus.Collector. The exporter's metrics are
-// "unchecked": the set of label values changes as slaves come and go.
-func (e *Exporter) Describe(chan<- *prometheus.Desc) {}
 
 var (
 	bondLabels  = []string{"bond"}
 	slaveLabels = []string{"bond", "slave"}
 
-	descBondInfo = prometheus.NewDesc(namespace+"_bond_info",
-		"A bond's configuration as labels; always 1.", []string{"bond", "mode", "xmit_hash_policy", "lacp_rate", "ad_select"}, nil)
-	descBondUp = prometheus.NewDesc(namespace+"_bond_up",
-		"1 when the bond's MII status is up.", bondLabels, nil)
-	descBondSlaves = prometheus.NewDesc(namespace+"_bond_slaves",
-		"Slaves enslaved to the bond.", bondLabels, nil)
-	descBondSlavesUp = prometheus.NewDesc(namespace+"_bond_slaves_up",
-		"Slaves whose MII status is up.", bondLabels, nil)
-	descBondAggregator = prometheus.NewDesc(namespace+"_bond_active_aggregator_id",
-		"802.3ad: the active aggregator's id.", bondLabels, nil)
-	descBondNumPorts = prometheus.NewDesc(namespace+"_bond_active_aggregator_ports",
-		"802.3ad: ports in the active aggregator.", bondLabels, nil)
-	descBondNoAggregator = prometheus.NewDesc(namespace+"_bond_no_active_aggregator",
-		"802.3ad: 1 when the bond has no active aggregator (it sends nothing).", bondLabels, nil)
-	descBondPresent = prometheus.NewDesc(namespace+"_bond_present",
-		"1 for a bond that exists; 0 for a followed bond that vanished.", bondLabels, nil)
+	descBondInfo = promtext.NewDesc(namespace+"_bond_info",
+		"A bond's configuration as labels; always 1.", promtext.Gauge, "bond", "mode", "xmit_hash_policy", "lacp_rate", "ad_select")
+	descBondUp = promtext.NewDesc(namespace+"_bond_up",
+		"1 when the bond's MII status is up.", promtext.Gauge, bondLabels...)
+	descBondSlaves = promtext.NewDesc(namespace+"_bond_slaves",
+		"Slaves enslaved to the bond.", promtext.Gauge, bondLabels...)
+	descBondSlavesUp = promtext.NewDesc(namespace+"_bond_slaves_up",
+		"Slaves whose MII status is up.", promtext.Gauge, bondLabels...)
+	descBondAggregator = promtext.NewDesc(namespace+"_bond_active_aggregator_id",
+		"802.3ad: the active aggregator's id.", promtext.Gauge, bondLabels...)
+	descBondNumPorts = promtext.NewDesc(namespace+"_bond_active_aggregator_ports",
+		"802.3ad: ports in the active aggregator.", promtext.Gauge, bondLabels...)
+	descBondNoAggregator = promtext.NewDesc(namespace+"_bond_no_active_aggregator",
+		"802.3ad: 1 when the bond has no active aggregator (it sends nothing).", promtext.Gauge, bondLabels...)
+	descBondPresent = promtext.NewDesc(namespace+"_bond_present",
+		"1 for a bond that exists; 0 for a followed bond that vanished.", promtext.Gauge, bondLabels...)
 
-	descReadSuccess = prometheus.NewDesc(namespace+"_read_success",
-		"1 when the latest read of the host (or --root tree) succeeded; 0 when it failed, and then no bond metrics are served.", nil, nil)
-	descReadErrors = prometheus.NewDesc(namespace+"_read_errors_total",
-		"Reads of the host (or --root tree) that failed.", nil, nil)
+	descReadSuccess = promtext.NewDesc(namespace+"_read_success",
+		"1 when the latest read of the host (or --root tree) succeeded; 0 when it failed, and then no bond metrics are served.", promtext.Gauge)
+	descReadErrors = promtext.NewDesc(namespace+"_read_errors_total",
+		"Reads of the host (or --root tree) that failed.", promtext.Counter)
 
-	descSlaveUp = prometheus.NewDesc(namespace+"_slave_up",
-		"1 when the slave's MII status is up.", slaveLabels, nil)
-	descSlaveActive = prometheus.NewDesc(namespace+"_slave_active",
-		"1 when the bond uses the slave (state active), 0 when it is a backup.", slaveLabels, nil)
-	descSlaveSpeed = prometheus.NewDesc(namespace+"_slave_speed_bytes",
-		"The slave's link speed in bytes per second.", slaveLabels, nil)
-	descSlaveFailures = prometheus.NewDesc(namespace+"_slave_link_failures_total",
-		"The bonding driver's link failure count of the slave.", slaveLabels, nil)
-	descSlaveAggregator = prometheus.NewDesc(namespace+"_slave_aggregator_id",
-		"802.3ad: the aggregator the slave is in.", slaveLabels, nil)
-	descSlaveInActiveAgg = prometheus.NewDesc(namespace+"_slave_in_active_aggregator",
-		"802.3ad: 1 when the slave is in the bond's active aggregator (it can carry traffic).", slaveLabels, nil)
-	descSlavePortState = prometheus.NewDesc(namespace+"_slave_lacp_port_state",
-		"802.3ad: the LACP port state byte (63 = healthy with fast LACP, 61 slow).", []string{"bond", "slave", "side"}, nil)
-	descSlaveChurned = prometheus.NewDesc(namespace+"_slave_lacp_churned_total",
-		"802.3ad: times the actor or partner churned on the slave.", []string{"bond", "slave", "side"}, nil)
-	descSlavePartner = prometheus.NewDesc(namespace+"_slave_lacp_partner_info",
-		"802.3ad: the LACP partner the slave hears, as labels; always 1.", []string{"bond", "slave", "partner_mac", "partner_key", "partner_port"}, nil)
+	descSlaveUp = promtext.NewDesc(namespace+"_slave_up",
+		"1 when the slave's MII status is up.", promtext.Gauge, slaveLabels...)
+	descSlaveActive = promtext.NewDesc(namespace+"_slave_active",
+		"1 when the bond uses the slave (state active), 0 when it is a backup.", promtext.Gauge, slaveLabels...)
+	descSlaveSpeed = promtext.NewDesc(namespace+"_slave_speed_bytes",
+		"The slave's link speed in bytes per second.", promtext.Gauge, slaveLabels...)
+	descSlaveFailures = promtext.NewDesc(namespace+"_slave_link_failures_total",
+		"The bonding driver's link failure count of the slave.", promtext.Counter, slaveLabels...)
+	descSlaveAggregator = promtext.NewDesc(namespace+"_slave_aggregator_id",
+		"802.3ad: the aggregator the slave is in.", promtext.Gauge, slaveLabels...)
+	descSlaveInActiveAgg = promtext.NewDesc(namespace+"_slave_in_active_aggregator",
+		"802.3ad: 1 when the slave is in the bond's active aggregator (it can carry traffic).", promtext.Gauge, slaveLabels...)
+	descSlavePortState = promtext.NewDesc(namespace+"_slave_lacp_port_state",
+		"802.3ad: the LACP port state byte (63 = healthy with fast LACP, 61 slow).", promtext.Gauge, "bond", "slave", "side")
+	descSlaveChurned = promtext.NewDesc(namespace+"_slave_lacp_churned_total",
+		"802.3ad: times the actor or partner churned on the slave.", promtext.Counter, "bond", "slave", "side")
+	descSlavePartner = promtext.NewDesc(namespace+"_slave_lacp_partner_info",
+		"802.3ad: the LACP partner the slave hears, as labels; always 1.", promtext.Gauge, "bond", "slave", "partner_mac", "partner_key", "partner_port")
 )
 
 // counterMetric names one kernel counter in Prometheus terms.
@@ -142,44 +136,48 @@ var counterMetrics = []counterMetric{
 }
 
 // counterDescs are the descriptors of counterMetrics for bonds and slaves.
-var bondCounterDescs, slaveCounterDescs = func() ([]*prometheus.Desc, []*prometheus.Desc) {
-	var b, s []*prometheus.Desc
+var bondCounterDescs, slaveCounterDescs = func() ([]*promtext.Desc, []*promtext.Desc) {
+	var b, s []*promtext.Desc
 	for _, m := range counterMetrics {
-		b = append(b, prometheus.NewDesc(namespace+"_bond_"+m.name, "The bond device's own counter: "+m.help, bondLabels, nil))
-		s = append(s, prometheus.NewDesc(namespace+"_slave_"+m.name, m.help, slaveLabels, nil))
+		b = append(b, promtext.NewDesc(namespace+"_bond_"+m.name, "The bond device's own counter: "+m.help, promtext.Counter, bondLabels...))
+		s = append(s, promtext.NewDesc(namespace+"_slave_"+m.name, m.help, promtext.Counter, slaveLabels...))
 	}
 	return b, s
 }()
 
-// Collect implements prometheus.Collector.
-func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
+// collect adds every metric of a scrape to out. Those about bondtop and
+// its process come first: they are served also before the first sample
+// and while reads fail.
+func (e *Exporter) collect(out *promtext.Scrape) {
 	snap := e.latest.Load()
 	failing := e.failing.Load()
-	e.collectHealth(ch)
+	e.collectHealth(out)
+	collectRuntime(out)
+	collectProcess(out)
 	if snap == nil && !failing {
 		return
 	}
-	ch <- gauge(descReadSuccess, boolValue(!failing))
-	ch <- counter(descReadErrors, float64(e.readErrors.Load()))
+	out.Add(descReadSuccess, boolValue(!failing))
+	out.Add(descReadErrors, float64(e.readErrors.Load()))
 	if failing {
 		return
 	}
-	e.collectPresence(ch, snap)
+	e.collectPresence(out, snap)
 	for i := range snap.Bonds {
-		collectBond(ch, &snap.Bonds[i])
+		collectBond(out, &snap.Bonds[i])
 	}
-	collectTraffic(ch, snap)
+	collectTraffic(out, snap)
 }
 
-func collectBond(ch chan<- prometheus.Metric, b *collector.BondSample) {
-	ch <- gauge(descBondPresent, 1, b.Name)
+func collectBond(out *promtext.Scrape, b *collector.BondSample) {
+	out.Add(descBondPresent, 1, b.Name)
 	rate, adSelect := "", ""
 	if b.LACP != nil {
 		rate, adSelect = str(b.LACP.Rate), str(b.LACP.ADSelect)
 	}
-	ch <- gauge(descBondInfo, 1, b.Name, str(b.Mode), str(b.XmitHashPolicy), rate, adSelect)
+	out.Add(descBondInfo, 1, b.Name, str(b.Mode), str(b.XmitHashPolicy), rate, adSelect)
 	if b.MIIStatus != nil {
-		ch <- gauge(descBondUp, boolValue(*b.MIIStatus == "up"), b.Name)
+		out.Add(descBondUp, boolValue(*b.MIIStatus == "up"), b.Name)
 	}
 	up := 0
 	for i := range b.Slaves {
@@ -187,100 +185,75 @@ func collectBond(ch chan<- prometheus.Metric, b *collector.BondSample) {
 			up++
 		}
 	}
-	ch <- gauge(descBondSlaves, float64(len(b.Slaves)), b.Name)
-	ch <- gauge(descBondSlavesUp, float64(up), b.Name)
+	out.Add(descBondSlaves, float64(len(b.Slaves)), b.Name)
+	out.Add(descBondSlavesUp, float64(up), b.Name)
 	if l := b.LACP; l != nil {
-		ch <- gauge(descBondNoAggregator, boolValue(l.NoActiveAggregator), b.Name)
+		out.Add(descBondNoAggregator, boolValue(l.NoActiveAggregator), b.Name)
 		if l.AggregatorID != nil {
-			ch <- gauge(descBondAggregator, float64(*l.AggregatorID), b.Name)
+			out.Add(descBondAggregator, float64(*l.AggregatorID), b.Name)
 		}
 		if l.NumPorts != nil {
-			ch <- gauge(descBondNumPorts, float64(*l.NumPorts), b.Name)
+			out.Add(descBondNumPorts, float64(*l.NumPorts), b.Name)
 		}
 	}
-	counters(ch, bondCounterDescs, &b.Totals, b.Name)
-	collectSettings(ch, b)
-	collectFindings(ch, b)
+	counters(out, bondCounterDescs, &b.Totals, b.Name)
+	collectSettings(out, b)
+	collectFindings(out, b)
 	for i := range b.Slaves {
-		collectSlave(ch, b, &b.Slaves[i])
+		collectSlave(out, b, &b.Slaves[i])
 	}
 }
 
-func collectSlave(ch chan<- prometheus.Metric, b *collector.BondSample, s *collector.SlaveSample) {
+func collectSlave(out *promtext.Scrape, b *collector.BondSample, s *collector.SlaveSample) {
 	l := []string{b.Name, s.Name}
 	if s.MIIStatus != nil {
-		ch <- gauge(descSlaveUp, boolValue(*s.MIIStatus == "up"), l...)
+		out.Add(descSlaveUp, boolValue(*s.MIIStatus == "up"), l...)
 	}
 	if s.State != nil {
-		ch <- gauge(descSlaveActive, boolValue(*s.State == "active"), l...)
+		out.Add(descSlaveActive, boolValue(*s.State == "active"), l...)
 	}
 	if s.SpeedMbps != nil {
-		ch <- gauge(descSlaveSpeed, float64(*s.SpeedMbps)*1e6/8, l...)
+		out.Add(descSlaveSpeed, float64(*s.SpeedMbps)*1e6/8, l...)
 	}
 	if s.LinkFailureCount != nil {
-		ch <- counter(descSlaveFailures, float64(*s.LinkFailureCount), l...)
+		out.Add(descSlaveFailures, float64(*s.LinkFailureCount), l...)
 	}
 	if s.AggregatorID != nil {
-		ch <- gauge(descSlaveAggregator, float64(*s.AggregatorID), l...)
+		out.Add(descSlaveAggregator, float64(*s.AggregatorID), l...)
 		if b.LACP != nil && b.LACP.AggregatorID != nil {
-			ch <- gauge(descSlaveInActiveAgg, boolValue(*s.AggregatorID == *b.LACP.AggregatorID), l...)
+			out.Add(descSlaveInActiveAgg, boolValue(*s.AggregatorID == *b.LACP.AggregatorID), l...)
 		}
 	}
 	if s.Actor != nil && s.Actor.PortState != nil {
-		ch <- gauge(descSlavePortState, float64(*s.Actor.PortState), b.Name, s.Name, "actor")
+		out.Add(descSlavePortState, float64(*s.Actor.PortState), b.Name, s.Name, "actor")
 	}
 	if s.Partner != nil {
 		if s.Partner.PortState != nil {
-			ch <- gauge(descSlavePortState, float64(*s.Partner.PortState), b.Name, s.Name, "partner")
+			out.Add(descSlavePortState, float64(*s.Partner.PortState), b.Name, s.Name, "partner")
 		}
 		if s.Partner.SystemMAC != nil {
-			ch <- gauge(descSlavePartner, 1, b.Name, s.Name, *s.Partner.SystemMAC, intLabel(s.Partner.Key), intLabel(s.Partner.PortNumber))
+			out.Add(descSlavePartner, 1, b.Name, s.Name, *s.Partner.SystemMAC, intLabel(s.Partner.Key), intLabel(s.Partner.PortNumber))
 		}
 	}
 	if s.ActorChurnedCount != nil {
-		ch <- counter(descSlaveChurned, float64(*s.ActorChurnedCount), b.Name, s.Name, "actor")
+		out.Add(descSlaveChurned, float64(*s.ActorChurnedCount), b.Name, s.Name, "actor")
 	}
 	if s.PartnerChurnedCount != nil {
-		ch <- counter(descSlaveChurned, float64(*s.PartnerChurnedCount), b.Name, s.Name, "partner")
+		out.Add(descSlaveChurned, float64(*s.PartnerChurnedCount), b.Name, s.Name, "partner")
 	}
-	counters(ch, slaveCounterDescs, &s.Totals, l...)
-	collectSwitchSide(ch, b, s)
-	collectPhysical(ch, b, s)
+	counters(out, slaveCounterDescs, &s.Totals, l...)
+	collectSwitchSide(out, b, s)
+	collectPhysical(out, b, s)
 }
 
 // counters emits the kernel counters the source could read.
-func counters(ch chan<- prometheus.Metric, descs []*prometheus.Desc, t *collector.Totals, labels ...string) {
+func counters(out *promtext.Scrape, descs []*promtext.Desc, t *collector.Totals, labels ...string) {
 	values := [...]*uint64{t.RxBytes, t.TxBytes, t.RxPackets, t.TxPackets, t.RxErrors, t.TxErrors, t.RxDropped, t.TxDropped, t.RxOverErrors, t.RxFifoErrors}
 	for i, m := range counterMetrics {
 		if v := values[m.counter]; v != nil {
-			ch <- counter(descs[i], float64(*v), labels...)
+			out.Add(descs[i], float64(*v), labels...)
 		}
 	}
-}
-
-func gauge(d *prometheus.Desc, v float64, labels ...string) prometheus.Metric {
-	return prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, validLabels(labels)...)
-}
-
-func counter(d *prometheus.Desc, v float64, labels ...string) prometheus.Metric {
-	return prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, validLabels(labels)...)
-}
-
-// validLabels replaces bytes that are not UTF-8 in label values with
-// U+FFFD. Linux takes any bytes as an interface name, and a --root tree
-// may hold anything; Prometheus takes only UTF-8, and one invalid value
-// would otherwise cost the whole scrape.
-func validLabels(labels []string) []string {
-	out := labels
-	for i, l := range labels {
-		if !utf8.ValidString(l) {
-			if &out[0] == &labels[0] {
-				out = slices.Clone(labels) // the caller's slice stays as it was
-			}
-			out[i] = strings.ToValidUTF8(l, "\uFFFD")
-		}
-	}
-	return out
 }
 
 func boolValue(b bool) float64 {

@@ -1,9 +1,8 @@
 package metrics
 
 import (
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/internal/promtext"
 )
 
 // This file owns the bond settings an alert or a dashboard compares with
@@ -13,58 +12,58 @@ import (
 // not served.
 
 var (
-	descMIIMon = prometheus.NewDesc(namespace+"_bond_miimon_seconds",
-		"The MII link monitor's interval (miimon); 0 when it is off.", bondLabels, nil)
-	descARPInterval = prometheus.NewDesc(namespace+"_bond_arp_interval_seconds",
-		"The ARP monitor's interval (arp_interval); 0 when it is off.", bondLabels, nil)
-	descUpDelay = prometheus.NewDesc(namespace+"_bond_updelay_seconds",
-		"How long a slave's link must be up before the bond uses it (updelay).", bondLabels, nil)
-	descDownDelay = prometheus.NewDesc(namespace+"_bond_downdelay_seconds",
-		"How long a slave's link must be down before the bond stops using it (downdelay).", bondLabels, nil)
-	descMinLinks = prometheus.NewDesc(namespace+"_bond_min_links",
-		"The slaves the bond needs to be up (min_links); 0 is no minimum.", bondLabels, nil)
-	descBondMTU = prometheus.NewDesc(namespace+"_bond_mtu_bytes",
-		"The bond device's MTU.", bondLabels, nil)
-	descBondOperUp = prometheus.NewDesc(namespace+"_bond_oper_up",
-		"1 when the bond device's operstate is up.", bondLabels, nil)
-	descBondSettings = prometheus.NewDesc(namespace+"_bond_settings_info",
-		"A bond's failover settings as labels; always 1.", []string{"bond", "primary", "primary_reselect", "fail_over_mac"}, nil)
-	descBondSlavesUsable = prometheus.NewDesc(namespace+"_bond_slaves_usable",
-		"Slaves that can carry traffic: MII up and, in 802.3ad, in the active aggregator (when the aggregator is known).", bondLabels, nil)
-	descSlaveMTU = prometheus.NewDesc(namespace+"_slave_mtu_bytes",
-		"The slave's MTU.", slaveLabels, nil)
-	descSlaveOperUp = prometheus.NewDesc(namespace+"_slave_oper_up",
-		"1 when the slave's operstate is up.", slaveLabels, nil)
+	descMIIMon = promtext.NewDesc(namespace+"_bond_miimon_seconds",
+		"The MII link monitor's interval (miimon); 0 when it is off.", promtext.Gauge, bondLabels...)
+	descARPInterval = promtext.NewDesc(namespace+"_bond_arp_interval_seconds",
+		"The ARP monitor's interval (arp_interval); 0 when it is off.", promtext.Gauge, bondLabels...)
+	descUpDelay = promtext.NewDesc(namespace+"_bond_updelay_seconds",
+		"How long a slave's link must be up before the bond uses it (updelay).", promtext.Gauge, bondLabels...)
+	descDownDelay = promtext.NewDesc(namespace+"_bond_downdelay_seconds",
+		"How long a slave's link must be down before the bond stops using it (downdelay).", promtext.Gauge, bondLabels...)
+	descMinLinks = promtext.NewDesc(namespace+"_bond_min_links",
+		"The slaves the bond needs to be up (min_links); 0 is no minimum.", promtext.Gauge, bondLabels...)
+	descBondMTU = promtext.NewDesc(namespace+"_bond_mtu_bytes",
+		"The bond device's MTU.", promtext.Gauge, bondLabels...)
+	descBondOperUp = promtext.NewDesc(namespace+"_bond_oper_up",
+		"1 when the bond device's operstate is up.", promtext.Gauge, bondLabels...)
+	descBondSettings = promtext.NewDesc(namespace+"_bond_settings_info",
+		"A bond's failover settings as labels; always 1.", promtext.Gauge, "bond", "primary", "primary_reselect", "fail_over_mac")
+	descBondSlavesUsable = promtext.NewDesc(namespace+"_bond_slaves_usable",
+		"Slaves that can carry traffic: MII up and, in 802.3ad, in the active aggregator (when the aggregator is known).", promtext.Gauge, bondLabels...)
+	descSlaveMTU = promtext.NewDesc(namespace+"_slave_mtu_bytes",
+		"The slave's MTU.", promtext.Gauge, slaveLabels...)
+	descSlaveOperUp = promtext.NewDesc(namespace+"_slave_oper_up",
+		"1 when the slave's operstate is up.", promtext.Gauge, slaveLabels...)
 )
 
 // collectSettings emits the bond's settings and its usable slaves.
-func collectSettings(ch chan<- prometheus.Metric, b *collector.BondSample) {
+func collectSettings(out *promtext.Scrape, b *collector.BondSample) {
 	for _, s := range []struct {
-		d  *prometheus.Desc
+		d  *promtext.Desc
 		ms *int
 	}{{descMIIMon, b.MIIMonMs}, {descARPInterval, b.ARPIntervalMs}, {descUpDelay, b.UpDelayMs}, {descDownDelay, b.DownDelayMs}} {
 		if s.ms != nil {
-			ch <- gauge(s.d, float64(*s.ms)/1000, b.Name)
+			out.Add(s.d, float64(*s.ms)/1000, b.Name)
 		}
 	}
 	if b.LACP != nil && b.LACP.MinLinks != nil {
-		ch <- gauge(descMinLinks, float64(*b.LACP.MinLinks), b.Name)
+		out.Add(descMinLinks, float64(*b.LACP.MinLinks), b.Name)
 	}
 	if b.MTU != nil {
-		ch <- gauge(descBondMTU, float64(*b.MTU), b.Name)
+		out.Add(descBondMTU, float64(*b.MTU), b.Name)
 	}
 	if b.OperState != nil {
-		ch <- gauge(descBondOperUp, boolValue(*b.OperState == "up"), b.Name)
+		out.Add(descBondOperUp, boolValue(*b.OperState == "up"), b.Name)
 	}
-	ch <- gauge(descBondSettings, 1, b.Name, str(b.Primary), str(b.PrimaryReselect), str(b.FailOverMAC))
-	ch <- gauge(descBondSlavesUsable, float64(usableSlaves(b)), b.Name)
+	out.Add(descBondSettings, 1, b.Name, str(b.Primary), str(b.PrimaryReselect), str(b.FailOverMAC))
+	out.Add(descBondSlavesUsable, float64(usableSlaves(b)), b.Name)
 	for i := range b.Slaves {
 		s := &b.Slaves[i]
 		if s.MTU != nil {
-			ch <- gauge(descSlaveMTU, float64(*s.MTU), b.Name, s.Name)
+			out.Add(descSlaveMTU, float64(*s.MTU), b.Name, s.Name)
 		}
 		if s.OperState != nil {
-			ch <- gauge(descSlaveOperUp, boolValue(*s.OperState == "up"), b.Name, s.Name)
+			out.Add(descSlaveOperUp, boolValue(*s.OperState == "up"), b.Name, s.Name)
 		}
 	}
 }

@@ -2,26 +2,26 @@ package metrics
 
 import (
 	"github.com/bondtop/bondtop/collector"
-	"github.com/prometheus/client_golang/prometheus"
+	"github.com/bondtop/bondtop/internal/promtext"
 )
 
 // The switch's side of each slave: LACPDU counters, carrier transitions
 // and the LLDP/CDP neighbour.
 var (
-	descSlaveLACPDU = prometheus.NewDesc(namespace+"_slave_lacpdu_total",
+	descSlaveLACPDU = promtext.NewDesc(namespace+"_slave_lacpdu_total",
 		"802.3ad: LACPDUs and markers the bonding driver counted on the slave, by kind (rx, tx, unknown_rx, illegal_rx, marker_rx, marker_tx).",
-		[]string{"bond", "slave", "kind"}, nil)
-	descSlaveLACPDUAge = prometheus.NewDesc(namespace+"_slave_lacpdu_last_rx_age_seconds",
-		"802.3ad: seconds since a LACPDU last arrived on the slave.", slaveLabels, nil)
-	descSlaveCarrier = prometheus.NewDesc(namespace+"_slave_carrier_changes_total",
+		promtext.Counter, "bond", "slave", "kind")
+	descSlaveLACPDUAge = promtext.NewDesc(namespace+"_slave_lacpdu_last_rx_age_seconds",
+		"802.3ad: seconds since a LACPDU last arrived on the slave.", promtext.Gauge, slaveLabels...)
+	descSlaveCarrier = promtext.NewDesc(namespace+"_slave_carrier_changes_total",
 		"Carrier transitions of the slave (direction up or down), also those between two MII polls.",
-		[]string{"bond", "slave", "direction"}, nil)
-	descSlaveNeighbor = prometheus.NewDesc(namespace+"_slave_neighbor_info",
+		promtext.Counter, "bond", "slave", "direction")
+	descSlaveNeighbor = promtext.NewDesc(namespace+"_slave_neighbor_info",
 		"The switch port at the far end of the slave as LLDP or CDP tells it, as labels; always 1.",
-		[]string{"bond", "slave", "protocol", "chassis_id", "system_name", "port_id", "port_description"}, nil)
+		promtext.Gauge, "bond", "slave", "protocol", "chassis_id", "system_name", "port_id", "port_description")
 )
 
-func collectSwitchSide(ch chan<- prometheus.Metric, b *collector.BondSample, s *collector.SlaveSample) {
+func collectSwitchSide(out *promtext.Scrape, b *collector.BondSample, s *collector.SlaveSample) {
 	if s.SwitchSide == nil {
 		return
 	}
@@ -30,18 +30,18 @@ func collectSwitchSide(ch chan<- prometheus.Metric, b *collector.BondSample, s *
 			kind string
 			v    uint64
 		}{{"rx", c.Rx}, {"tx", c.Tx}, {"unknown_rx", c.UnknownRx}, {"illegal_rx", c.IllegalRx}, {"marker_rx", c.MarkerRx}, {"marker_tx", c.MarkerTx}} {
-			ch <- counter(descSlaveLACPDU, float64(k.v), b.Name, s.Name, k.kind)
+			out.Add(descSlaveLACPDU, float64(k.v), b.Name, s.Name, k.kind)
 		}
 		if c.LastRxAgeSeconds != nil {
-			ch <- gauge(descSlaveLACPDUAge, *c.LastRxAgeSeconds, b.Name, s.Name)
+			out.Add(descSlaveLACPDUAge, *c.LastRxAgeSeconds, b.Name, s.Name)
 		}
 	}
 	if c := s.Carrier; c != nil {
-		ch <- counter(descSlaveCarrier, float64(c.Up), b.Name, s.Name, "up")
-		ch <- counter(descSlaveCarrier, float64(c.Down), b.Name, s.Name, "down")
+		out.Add(descSlaveCarrier, float64(c.Up), b.Name, s.Name, "up")
+		out.Add(descSlaveCarrier, float64(c.Down), b.Name, s.Name, "down")
 	}
 	if n := s.Neighbor; n != nil {
-		ch <- gauge(descSlaveNeighbor, 1, b.Name, s.Name, n.Protocol, n.ChassisID, deref(n.SystemName), n.PortID, deref(n.PortDescription))
+		out.Add(descSlaveNeighbor, 1, b.Name, s.Name, n.Protocol, n.ChassisID, deref(n.SystemName), n.PortID, deref(n.PortDescription))
 	}
 }
 
