@@ -9,24 +9,21 @@ import (
 	"html"
 	"io"
 	"log"
-	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"strings"
 	"time"
 
-	"github.com/prometheus/exporter-toolkit/web"
-	"go.yaml.in/yaml/v3"
 	"golang.org/x/net/netutil"
 
 	"github.com/bondtop/bondtop/internal/loglimit"
 	"github.com/bondtop/bondtop/internal/printable"
+	"github.com/bondtop/bondtop/internal/webconfig"
 	"github.com/bondtop/bondtop/metrics"
 )
 
-// This file is the /metrics server: net/http, TLS and the Prometheus
-// client and exporter toolkit. A build with -tags nometrics leaves it out
+// This file is the /metrics server: net/http, TLS, package metrics and
+// internal/webconfig. A build with -tags nometrics leaves it out
 // (metrics_off.go), for a dashboard that maps 7 MB less of the program.
 
 // buildNote follows the version: this build leaves nothing out.
@@ -46,8 +43,8 @@ const (
 // checkWebConfig refuses a --web.config.file that the server could not
 // use, at start (with the usage errors), naming the file: TLS and basic
 // auth are what protect the metrics, so a typo must not serve them in the
-// clear. The Prometheus exporter toolkit reads and checks the file, as it
-// does for every exporter that takes this flag: the YAML (strictly: an
+// clear. internal/webconfig reads and checks the file in the format every
+// Prometheus exporter's --web.config.file takes: the YAML (strictly: an
 // unknown key is an error), the password hashes, the certificate and key.
 func checkWebConfig(listen, file string) error {
 	if file == "" {
@@ -56,7 +53,7 @@ func checkWebConfig(listen, file string) error {
 	if listen == "" {
 		return errors.New("--web.config.file needs --listen ADDR:PORT (it configures the metrics server)")
 	}
-	if err := web.Validate(file); err != nil {
+	if _, err := webconfig.Load(file); err != nil {
 		// YAML errors come in lines ("unmarshal errors:\n  line 2: ..."):
 		// one line reads better than an escaped newline.
 		msg := strings.Join(strings.Fields(err.Error()), " ")
@@ -71,10 +68,7 @@ func metricsScheme(webConfig string) string {
 	if webConfig == "" {
 		return "http"
 	}
-	var c struct {
-		TLS web.TLSConfig `yaml:"tls_server_config"`
-	}
-	if b, err := os.ReadFile(webConfig); err != nil || yaml.Unmarshal(b, &c) != nil || !c.TLS.IsEnabled() {
+	if c, err := webconfig.Load(webConfig); err != nil || !c.TLSEnabled() {
 		return "http"
 	}
 	return "https"
@@ -85,10 +79,10 @@ func metricsScheme(webConfig string) string {
 // sample, so a busy port is reported before anything else starts.
 //
 // webConfig, if not empty, is a web config file in the Prometheus exporter
-// convention (TLS, basic auth), already checked by checkWebConfig; the
-// exporter toolkit applies it, rereading it on every request and the
-// certificate on every connection, so a renewed certificate or a changed
-// password needs no restart.
+// convention (TLS, basic auth), already checked by checkWebConfig;
+// internal/webconfig applies it, reading it again when it (or a
+// certificate or key it names) changed, on every connection and request,
+// so a renewed certificate or a changed password needs no restart.
 func startMetrics(addr, webConfig string, stderr io.Writer) (srv metricsServer, stop func(), err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -99,6 +93,7 @@ func startMetrics(addr, webConfig string, stderr io.Writer) (srv metricsServer, 
 	// scanner speaking plain HTTP to the TLS port): ten at once, then one
 	// every two seconds.
 	logs := loglimit.New(10, 2*time.Second).Writer(stderr)
+	errorLog := log.New(logs, "bondtop: metrics server: ", 0)
 	hs := &http.Server{
 		Handler:           metricsMux(exp.Handler()),
 		ReadHeaderTimeout: 5 * time.Second,
@@ -106,19 +101,20 @@ func startMetrics(addr, webConfig string, stderr io.Writer) (srv metricsServer, 
 		WriteTimeout:      metricsWriteTimeout,
 		IdleTimeout:       metricsIdleTimeout,
 		MaxHeaderBytes:    16 << 10,
-		ErrorLog:          log.New(logs, "bondtop: metrics server: ", 0),
+		ErrorLog:          errorLog,
+	}
+	// A web config file that went bad while serving is logged once (and
+	// once when it is usable again); its path and YAML errors are text
+	// from outside, shown rather than obeyed on a terminal.
+	logf := func(format string, args ...any) {
+		errorLog.Print(printable.String(fmt.Sprintf(format, args...)))
 	}
 	go func() {
 		// Beyond metricsMaxConns, connections wait in the kernel's
 		// backlog (no descriptor, no goroutine) until one closes.
 		limited := netutil.LimitListener(ln, metricsMaxConns)
-		// The toolkit logs its start at Info (we say "serving metrics"
-		// ourselves) and a web config file that went bad after the start
-		// at Error, on every request it then refuses (500).
-		logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelError}))
-		flags := &web.FlagConfig{WebConfigFile: &webConfig}
-		if err := web.Serve(limited, hs, flags, logger); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			fmt.Fprintf(stderr, "bondtop: metrics server: %v\n", err)
+		if err := webconfig.Serve(limited, hs, webConfig, logf); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			fmt.Fprintf(stderr, "bondtop: metrics server: %s\n", printable.String(err.Error()))
 		}
 	}()
 	stop = func() {
