@@ -1,7 +1,7 @@
 package metrics
 
 import (
-	"net/http/httptest"
+	"bytes"
 	"testing"
 	"time"
 
@@ -17,15 +17,8 @@ import (
 // would read.
 func scrape(t *testing.T, e *Exporter) map[string]*dto.MetricFamily {
 	t.Helper()
-	srv := httptest.NewServer(e.Handler())
-	defer srv.Close()
-	resp, err := srv.Client().Get(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
 	parser := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := parser.TextToMetricFamilies(resp.Body)
+	fams, err := parser.TextToMetricFamilies(bytes.NewReader(rawScrape(t, e)))
 	if err != nil {
 		t.Fatalf("not the Prometheus text format: %v", err)
 	}
