@@ -112,28 +112,23 @@ func NewDesc(name, help string, t Type, labelNames ...string) *Desc {
 
 // validMetricName reports whether s matches [a-zA-Z_:][a-zA-Z0-9_:]*, a
 // name every version of the format and of Prometheus takes unquoted.
-func validMetricName(s string) bool {
+func validMetricName(s string) bool { return validName(s, true) }
+
+// validLabelName reports whether s matches [a-zA-Z_][a-zA-Z0-9_]* and is
+// not reserved (a leading "__" is Prometheus's own).
+func validLabelName(s string) bool {
+	return !strings.HasPrefix(s, "__") && validName(s, false)
+}
+
+// validName reports whether s is a non-empty run of letters, digits and
+// underscores (and colons, if colon) that does not start with a digit.
+func validName(s string, colon bool) bool {
 	if s == "" {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if !(c == '_' || c == ':' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || i > 0 && '0' <= c && c <= '9') {
-			return false
-		}
-	}
-	return true
-}
-
-// validLabelName reports whether s matches [a-zA-Z_][a-zA-Z0-9_]* and is
-// not reserved (a leading "__" is Prometheus's own).
-func validLabelName(s string) bool {
-	if s == "" || strings.HasPrefix(s, "__") {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || i > 0 && '0' <= c && c <= '9') {
+		if !(c == '_' || colon && c == ':' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || i > 0 && '0' <= c && c <= '9') {
 			return false
 		}
 	}

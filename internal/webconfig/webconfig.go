@@ -36,6 +36,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/bondtop/bondtop/internal/filekind"
 )
 
 // maxFileSize bounds every file Load reads (the config, certificates,
@@ -230,7 +232,7 @@ func (r *reader) read(path string) ([]byte, error) {
 		return nil, err
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", path)
+		return nil, fmt.Errorf("%s is %s, not a regular file", path, filekind.Of(fi.Mode()))
 	}
 	f, err := os.Open(path)
 	if err != nil {
