@@ -144,6 +144,9 @@ func runLab(t *testing.T, k *Kernel, guestBin string, bins []string) {
 
 	ran, exit := 0, ""
 	var fixture []string
+	// Each failed guest test's output, told again after the measures:
+	// a CI log that keeps only its tail still says why.
+	var failed []string
 loop:
 	for {
 		ev, ok := next()
@@ -155,6 +158,7 @@ loop:
 			ran++
 			name := ev.Name
 			t.Run(strings.TrimPrefix(name, "Test"), func(t *testing.T) {
+				var said []string
 				for {
 					ev, ok := next()
 					if !ok {
@@ -165,11 +169,15 @@ loop:
 					case evOutput:
 						if ev.Text != "" {
 							fmt.Fprintln(t.Output(), ev.Text)
+							if !measureLine.MatchString(ev.Text) {
+								said = append(said, ev.Text)
+							}
 						}
 					case evEnd:
 						switch ev.Result {
 						case "FAIL":
 							t.Fail()
+							failed = append(failed, fmt.Sprintf("%s failed; its last lines:\n\t%s", name, strings.Join(said[max(len(said)-40, 0):], "\n\t")))
 						case "SKIP":
 							t.SkipNow()
 						}
@@ -213,6 +221,9 @@ loop:
 	}
 	measures = append(measures, fmt.Sprintf("lab_wall_time = %.3f s", time.Since(start).Seconds()))
 	t.Logf("measured on kernel %s (%s):\n\t%s", k.Name, k.Release, strings.Join(measures, "\n\t"))
+	for _, f := range failed {
+		t.Logf("on kernel %s, %s", k.Name, f)
+	}
 }
 
 // labDeps finds the module root, qemu and the judges, or skips the test

@@ -4,10 +4,13 @@ package guest
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"net"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -170,6 +173,26 @@ func (a *Arrivals) LongestGap(from, to time.Time) (time.Duration, time.Time) {
 	return longestGap(a.udp, from, to)
 }
 
+// Pauses lists the n longest silences between datagrams that arrived in
+// [from, to), longest first, for the log: where the wire's losses were.
+func (a *Arrivals) Pauses(from, to time.Time, n int) []time.Duration {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var out []time.Duration
+	var prev time.Time
+	for _, t := range a.udp {
+		if t.Before(from) || !t.Before(to) {
+			continue
+		}
+		if !prev.IsZero() {
+			out = append(out, t.Sub(prev).Round(100*time.Microsecond))
+		}
+		prev = t
+	}
+	slices.SortFunc(out, func(a, b time.Duration) int { return cmp.Compare(b, a) })
+	return out[:min(n, len(out))]
+}
+
 // SendStall is the longest pause in this side's own datagrams to src in
 // [from, to): a sender the emulated CPUs ran late, which the receiver
 // sees as a gap the bond did not cause.
@@ -310,4 +333,42 @@ func (a *Arrivals) Drops() uint32 {
 		return 0
 	}
 	return st.Drops
+}
+
+// UDPReceiveErrors is the namespace's Udp InErrors (/proc/net/snmp as a
+// thread inside it sees it): datagrams that reached a host of the
+// namespace and were dropped before a socket took them, most often
+// because the receiver's buffer was full while its process waited for
+// the emulated CPUs.
+func UDPReceiveErrors(t testing.TB, ns *NS) uint64 {
+	t.Helper()
+	var n uint64
+	err := ns.Do(func() error {
+		b, err := os.ReadFile("/proc/thread-self/net/snmp")
+		if err != nil {
+			return err
+		}
+		var names []string
+		for _, line := range strings.Split(string(b), "\n") {
+			f := strings.Fields(line)
+			if len(f) == 0 || f[0] != "Udp:" {
+				continue
+			}
+			if names == nil {
+				names = f
+				continue
+			}
+			for i, name := range names {
+				if name == "InErrors" && i < len(f) {
+					n, err = strconv.ParseUint(f[i], 10, 64)
+					return err
+				}
+			}
+		}
+		return fmt.Errorf("no Udp InErrors in /proc/net/snmp")
+	})
+	if err != nil {
+		t.Fatalf("UDP counters in %s: %v", ns.Name, err)
+	}
+	return n
 }

@@ -108,9 +108,11 @@ func TestDrillActiveBackup(t *testing.T) {
 	SetBondOption(t, p.Bond, "num_grat_arp", "2")
 	aw := watchActive(t, p.Bond)
 	rcv := ListenArrivals(t, p.Peer, "br0", p.Local, p.Root.Link(t, p.Bond).Attrs().HardwareAddr)
+	peerErrs := UDPReceiveErrors(t, p.Peer)
 	start := time.Now()
 	res, stderr, code := RunDrill(t, p.Bond, "--peer", p.Remote.String(), "--hold", drillHold.String(), "--yes")
 	end := time.Now()
+	peerErrs = UDPReceiveErrors(t, p.Peer) - peerErrs
 	if code != 0 || res == nil {
 		t.Fatalf("drill exit %d: %s", code, stderr)
 	}
@@ -151,8 +153,17 @@ func TestDrillActiveBackup(t *testing.T) {
 	Measure(t, "drill_failover_gap_tx[active-backup,miimon=50]", msOf(fo.GapTxMs), "ms")
 	Measure(t, "drill_failover_gap_rx[active-backup,miimon=50]", msOf(fo.GapRxMs), "ms")
 	Measure(t, "drill_failover_gap_independent[active-backup,miimon=50]", indep, "ms")
-	if d := indep - msOf(fo.GapTxMs); d > 50 || d < -50 {
-		t.Errorf("drill's tx gap %.1f ms, the independent receiver's %.1f ms: more than 50 ms apart", msOf(fo.GapTxMs), indep)
+	// The drill reckons its gap from how many datagrams the peer did not
+	// receive, as if all went missing in one run at the failover; the
+	// receiver on br0 times the wire. Each datagram that crossed the wire
+	// and was then dropped by the peer's full socket buffer (its process
+	// waiting for the emulated CPUs) is in the first and not the second:
+	// a millisecond more (1000 a second) that the two may differ.
+	slack := 50 + float64(peerErrs)*1000/float64(drill.DefaultRate)
+	t.Logf("the longest pauses on the wire: %v; the peer's namespace dropped %d datagrams after it (Udp InErrors)",
+		rcv.Pauses(fo.ActionTime.Add(-250*time.Millisecond), fo.ActionTime.Add(drillHold), 5), peerErrs)
+	if d := msOf(fo.GapTxMs) - indep; d > slack || d < -50 {
+		t.Errorf("drill's tx gap %.1f ms, the independent receiver's %.1f ms: want from 50 ms less to %.0f ms more", msOf(fo.GapTxMs), indep, slack)
 	}
 	kernel := aw.after(t, fo.ActionTime, p.Root.Link(t, "dut1").Attrs().Index)
 	kernelMs := float64(kernel.Sub(fo.ActionTime).Microseconds()) / 1000
