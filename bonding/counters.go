@@ -67,13 +67,13 @@ func (cs *Counters) SetLink(id uint64) { cs.link = id }
 func (cs *Counters) SetAge(d time.Duration) { cs.age, cs.aged = d, true }
 
 // Age returns what SetAge recorded, and whether it was called.
-func (cs Counters) Age() (time.Duration, bool) { return cs.age, cs.aged }
+func (cs *Counters) Age() (time.Duration, bool) { return cs.age, cs.aged }
 
 // Follows reports whether cs may be compared with prev, read earlier
 // under the same name: both come from the same instance of the
 // interface, as far as the sources could tell (an unknown instance
 // follows any).
-func (cs Counters) Follows(prev Counters) bool {
+func (cs *Counters) Follows(prev *Counters) bool {
 	return cs.link == 0 || prev.link == 0 || cs.link == prev.link
 }
 
@@ -84,12 +84,12 @@ func (cs *Counters) Set(c Counter, v uint64) {
 }
 
 // Get returns the value of c and whether the source gave it.
-func (cs Counters) Get(c Counter) (uint64, bool) {
+func (cs *Counters) Get(c Counter) (uint64, bool) {
 	return cs.values[c], cs.present&(1<<c) != 0
 }
 
 // Has reports whether the source gave c.
-func (cs Counters) Has(c Counter) bool { return cs.present&(1<<c) != 0 }
+func (cs *Counters) Has(c Counter) bool { return cs.present&(1<<c) != 0 }
 
 // Empty reports whether no counter was read at all.
-func (cs Counters) Empty() bool { return cs.present == 0 }
+func (cs *Counters) Empty() bool { return cs.present == 0 }

@@ -451,12 +451,13 @@ func TestNetlinkCounters(t *testing.T) {
 			t.Errorf("%v = %d, %v", c, v, ok)
 		}
 	}
-	if !NetlinkCounters(&netlink.LinkAttrs{Index: 7}).Empty() {
+	if cs := NetlinkCounters(&netlink.LinkAttrs{Index: 7}); !cs.Empty() {
 		t.Error("nil statistics gave counters")
 	}
 	again := NetlinkCounters(&netlink.LinkAttrs{Index: 7, Statistics: st})
 	other := NetlinkCounters(&netlink.LinkAttrs{Index: 8, Statistics: st})
-	if !again.Follows(cs) || other.Follows(cs) || !(Counters{}).Follows(other) {
+	var unknown Counters
+	if !again.Follows(&cs) || other.Follows(&cs) || !unknown.Follows(&other) {
 		t.Error("Follows: want the same ifindex to follow, another not, an unknown one to follow any")
 	}
 }

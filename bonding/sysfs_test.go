@@ -202,7 +202,8 @@ func TestParseNetDev(t *testing.T) {
 	if e.Has(RxOverErrors) {
 		t.Error("/proc/net/dev has no rx_over_errors column")
 	}
-	if v, _ := m["bond0"].Get(TxBytes); v != 9 {
+	bond0 := m["bond0"]
+	if v, _ := bond0.Get(TxBytes); v != 9 {
 		t.Errorf("bond0 with no space after the colon: tx_bytes %d", v)
 	}
 	_, warnings = ParseNetDev([]byte("eth9: 1 2 x\n"))

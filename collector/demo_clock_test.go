@@ -45,7 +45,8 @@ func TestDemoCountersSurviveRestart(t *testing.T) {
 		for name, cs := range prev {
 			for c := bonding.Counter(0); c < bonding.NumCounters; c++ {
 				a, _ := cs.Get(c)
-				b, _ := last[name].Get(c)
+				now := last[name]
+				b, _ := now.Get(c)
 				if b < a {
 					t.Fatalf("%s counter %d went back within a run: %d -> %d", name, c, a, b)
 				}
@@ -61,7 +62,8 @@ func TestDemoCountersSurviveRestart(t *testing.T) {
 	for name, cs := range last {
 		for c := bonding.Counter(0); c < bonding.NumCounters; c++ {
 			a, _ := cs.Get(c)
-			b, _ := same[name].Get(c)
+			fresh := same[name]
+			b, _ := fresh.Get(c)
 			if diff := int64(b) - int64(a); diff < -1 || diff > 1 {
 				t.Errorf("%s counter %d: %d in a running demo, %d in one started then", name, c, a, b)
 			}
@@ -76,15 +78,16 @@ func TestDemoCountersSurviveRestart(t *testing.T) {
 	now = stopped.Add(gap * time.Second)
 	after, afterFailures := demoCountersAt(t, NewDemoSource(clock))
 	for name, cs := range last {
+		later := after[name]
 		for c := bonding.Counter(0); c < bonding.NumCounters; c++ {
 			a, _ := cs.Get(c)
-			b, _ := after[name].Get(c)
+			b, _ := later.Get(c)
 			if b < a {
 				t.Errorf("%s counter %d went back over a restart: %d -> %d", name, c, a, b)
 			}
 		}
 		tx0, _ := cs.Get(bonding.TxBytes)
-		tx1, _ := after[name].Get(bonding.TxBytes)
+		tx1, _ := later.Get(bonding.TxBytes)
 		// 4 x 10G is the most any interface of the demo carries.
 		if bps := float64(tx1-tx0) * 8 / gap; bps > 40e9 {
 			t.Errorf("%s sent %.3g bit/s over the restart", name, bps)

@@ -215,13 +215,14 @@ func TestLiveVethDump(t *testing.T) {
 		{"veth0", bonding.TxPackets, frames}, {"veth0", bonding.TxBytes, frames * 60},
 		{"veth1", bonding.RxPackets, frames}, {"veth1", bonding.RxBytes, frames * 60},
 	} {
-		got, ok := links[tc.ifname].Counters.Get(tc.counter)
+		link, was, now := links[tc.ifname], before[tc.ifname], after[tc.ifname]
+		got, ok := link.Counters.Get(tc.counter)
 		if !ok || got < tc.atLeast {
 			t.Errorf("%s %v = %d, want >= %d", tc.ifname, tc.counter, got, tc.atLeast)
 		}
 		// /proc/net/dev, read around the dump, brackets the value.
-		lo, _ := before[tc.ifname].Get(tc.counter)
-		hi, _ := after[tc.ifname].Get(tc.counter)
+		lo, _ := was.Get(tc.counter)
+		hi, _ := now.Get(tc.counter)
 		if got < lo || got > hi {
 			t.Errorf("%s %v = %d, /proc/net/dev said %d..%d", tc.ifname, tc.counter, got, lo, hi)
 		}

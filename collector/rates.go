@@ -72,26 +72,27 @@ func (n *numbers) float(v float64) *float64 {
 func (n *numbers) errorCounts() *ErrorCounts { return &n.cur.errs }
 
 // totals copies the counters the source could read.
-func totals(nums *numbers, cs bonding.Counters) Totals {
-	get := func(c bonding.Counter) *uint64 {
-		if v, ok := cs.Get(c); ok {
-			return nums.uint(v)
+func totals(nums *numbers, cs *bonding.Counters) Totals {
+	var t Totals
+	for c, at := range totalsFields(&t) {
+		if v, ok := cs.Get(bonding.Counter(c)); ok {
+			*at = nums.uint(v)
 		}
-		return nil
 	}
-	return Totals{
-		RxBytes: get(bonding.RxBytes), TxBytes: get(bonding.TxBytes),
-		RxPackets: get(bonding.RxPackets), TxPackets: get(bonding.TxPackets),
-		RxErrors: get(bonding.RxErrors), TxErrors: get(bonding.TxErrors),
-		RxDropped: get(bonding.RxDropped), TxDropped: get(bonding.TxDropped),
-		RxOverErrors: get(bonding.RxOverErrors), RxFifoErrors: get(bonding.RxFifoErrors),
-	}
+	return t
+}
+
+// totalsFields are t's fields, in the order of the bonding.Counter each
+// holds.
+func totalsFields(t *Totals) [bonding.NumCounters]**uint64 {
+	return [...]**uint64{&t.RxBytes, &t.TxBytes, &t.RxPackets, &t.TxPackets, &t.RxErrors,
+		&t.TxErrors, &t.RxDropped, &t.TxDropped, &t.RxOverErrors, &t.RxFifoErrors}
 }
 
 // wentBack reports whether any counter present in both readings decreased:
 // the interface was reset, re-enslaved or wrapped at 32 bits, so the whole
 // interval is a gap for it.
-func wentBack(prev, cur bonding.Counters) bool {
+func wentBack(prev, cur *bonding.Counters) bool {
 	for c := bonding.Counter(0); c < bonding.NumCounters; c++ {
 		p, okp := prev.Get(c)
 		v, okc := cur.Get(c)
@@ -108,27 +109,27 @@ func wentBack(prev, cur bonding.Counters) bool {
 // counts as a first one.
 //
 // It takes its values from the next room of nums, which fillShares may
-// add to later.
-func traffic(nums *numbers, prev bonding.Counters, hasPrev bool, cur bonding.Counters, seconds float64) Traffic {
+// add to later. The counters are passed by pointer and read in place:
+// the Sampler calls this for every interface on every tick.
+func traffic(nums *numbers, prev *bonding.Counters, hasPrev bool, cur *bonding.Counters, seconds float64) Traffic {
 	nums.next()
 	t := Traffic{Totals: totals(nums, cur)}
 	if !hasPrev || seconds <= 0 || !cur.Follows(prev) || wentBack(prev, cur) {
 		return t
 	}
-	delta := func(c bonding.Counter) (uint64, bool) {
+	// Each counter's growth over the interval, where both readings have it.
+	var delta [bonding.NumCounters]uint64
+	var both [bonding.NumCounters]bool
+	for c := range bonding.NumCounters {
 		p, okp := prev.Get(c)
 		v, okc := cur.Get(c)
-		if !okp || !okc {
-			return 0, false
-		}
-		return v - p, true
+		delta[c], both[c] = v-p, okp && okc
 	}
 	rate := func(c bonding.Counter, scale float64) *float64 {
-		d, ok := delta(c)
-		if !ok {
+		if !both[c] {
 			return nil
 		}
-		r := float64(d) * scale / seconds
+		r := float64(delta[c]) * scale / seconds
 		if r > maxPlausibleBps {
 			return nil
 		}
@@ -138,27 +139,22 @@ func traffic(nums *numbers, prev bonding.Counters, hasPrev bool, cur bonding.Cou
 	t.TxBps = rate(bonding.TxBytes, 8)
 	t.RxPps = rate(bonding.RxPackets, 1)
 	t.TxPps = rate(bonding.TxPackets, 1)
-	known := false
-	for _, c := range [...]bonding.Counter{bonding.RxErrors, bonding.TxErrors, bonding.RxDropped, bonding.TxDropped, bonding.RxOverErrors, bonding.RxFifoErrors} {
-		_, ok := delta(c)
-		known = known || ok
-	}
-	if !known {
-		return t
-	}
-	count := func(c bonding.Counter) *uint64 {
-		if d, ok := delta(c); ok {
-			return nums.uint(d)
-		}
-		return nil
-	}
+	// The error counters, from RxErrors on (the order of Totals and
+	// ErrorCounts): an interval count for each one both readings have,
+	// none at all when they have none.
 	iv := nums.errorCounts()
-	*iv = ErrorCounts{
-		RxErrors: count(bonding.RxErrors), TxErrors: count(bonding.TxErrors),
-		RxDropped: count(bonding.RxDropped), TxDropped: count(bonding.TxDropped),
-		RxOverErrors: count(bonding.RxOverErrors), RxFifoErrors: count(bonding.RxFifoErrors),
+	*iv = ErrorCounts{}
+	fields := [...]**uint64{&iv.RxErrors, &iv.TxErrors, &iv.RxDropped, &iv.TxDropped, &iv.RxOverErrors, &iv.RxFifoErrors}
+	known := false
+	for i, at := range fields {
+		if c := bonding.RxErrors + bonding.Counter(i); both[c] {
+			*at = nums.uint(delta[c])
+			known = true
+		}
 	}
-	t.Interval = iv
+	if known {
+		t.Interval = iv
+	}
 	return t
 }
 

@@ -435,7 +435,7 @@ func (sp countersSpan) reading() float64 {
 
 // between is the seconds between an interface's counters in the previous
 // reading and in this one.
-func (sp countersSpan) between(prev, cur bonding.Counters) float64 {
+func (sp countersSpan) between(prev, cur *bonding.Counters) float64 {
 	if !sp.started {
 		return 0
 	}
@@ -453,11 +453,13 @@ func (sp countersSpan) between(prev, cur bonding.Counters) float64 {
 func sampleBond(nums *numbers, prev, cur *bonding.Bond, slaves []SlaveSample, span countersSpan) BondSample {
 	bs := BondSample{Bond: *cur}
 	bs.Bond.Slaves = nil // BondSample.Slaves carries them, with traffic
-	var prevCounters bonding.Counters
+	var prevCounters *bonding.Counters
 	if prev != nil {
-		prevCounters = prev.Counters
+		prevCounters = &prev.Counters
+	} else {
+		prevCounters = &bonding.Counters{}
 	}
-	bs.Traffic = traffic(nums, prevCounters, prev != nil, cur.Counters, span.between(prevCounters, cur.Counters))
+	bs.Traffic = traffic(nums, prevCounters, prev != nil, &cur.Counters, span.between(prevCounters, &cur.Counters))
 	bs.Slaves = slaves
 	for i := range cur.Slaves {
 		sl := &cur.Slaves[i]
@@ -467,9 +469,9 @@ func sampleBond(nums *numbers, prev, cur *bonding.Bond, slaves []SlaveSample, sp
 		}
 		ss := SlaveSample{Slave: *sl}
 		if ps != nil {
-			ss.Traffic = traffic(nums, ps.Counters, true, sl.Counters, span.between(ps.Counters, sl.Counters))
+			ss.Traffic = traffic(nums, &ps.Counters, true, &sl.Counters, span.between(&ps.Counters, &sl.Counters))
 		} else {
-			ss.Traffic = traffic(nums, bonding.Counters{}, false, sl.Counters, 0)
+			ss.Traffic = traffic(nums, &bonding.Counters{}, false, &sl.Counters, 0)
 		}
 		bs.Slaves[i] = ss
 	}
