@@ -41,9 +41,7 @@ import (
 // LACPDU counters, for the report. Each step runs alone for its
 // allocations, then all in turn in one testing.Benchmark for the times
 // and the ratios to the floor (the goal: the tick at most 1.5
-// times the floor), then those that allocate nothing, in another, for
-// the tick against the lean floor without the collector the others'
-// garbage calls. It fails only when something does not work (no bond,
+// times the floor). It fails only when something does not work (no bond,
 // a read or sample error), never on a time: speed is judged from the
 // figures, not by a timed test.
 func TestLiveTickCost(t *testing.T) {
@@ -261,7 +259,10 @@ func TestLiveTickCost(t *testing.T) {
 	// the LACPDU counters the Sampler asks the source for once a second
 	// (one RTM_GETSTATS dump), and the carrier counts of the link dump it
 	// takes on every tick.
-	steps := []tickStep{
+	steps := []struct {
+		name string
+		op   func() error
+	}{
 		{"floor_dump", func() error { _, err := dump(); return err }},
 		{"floor_proc", func() error { _, err := readProc(); return err }},
 		{"floor", func() error {
@@ -322,9 +323,7 @@ func TestLiveTickCost(t *testing.T) {
 	// the configuration files every 5 s, host settings and the ethtool
 	// link state every 10 s). Other goroutines' allocations (the packet
 	// sockets' reads, link notifications) count too, as in AllocsPerRun;
-	// the median leaves them out. The steps whose median is nothing
-	// make the quiet run below.
-	var quiet []tickStep
+	// the median leaves them out.
 	for _, st := range steps {
 		var opErr error
 		op := func() {
@@ -341,75 +340,30 @@ func TestLiveTickCost(t *testing.T) {
 		if (st.name == "live_tick" || st.name == "live_tick_diagnosed") && median > maxSteadyTickAllocs {
 			t.Errorf("%s: a steady live tick allocates %v times (median of 100), want at most %d", st.name, median, maxSteadyTickAllocs)
 		}
-		if median == 0 {
-			quiet = append(quiet, st)
-		}
 	}
-	// Every step, paired: the ratios to both floors.
-	mean, median := pairedTimes(t, "tick_paired_", steps)
-	if mean["floor"] <= 0 || median["floor"] <= 0 || median["floor_lean"] <= 0 {
-		t.Fatal("the floor took no time: the clock or the benchmark is broken")
-	}
-	for _, name := range []string{"live_tick", "live_read", "port_counters", "live_tick_diagnosed", "proc_parse", "proc_readfile_parse", "lacpdu_dump"} {
-		Measure(t, "tick_ratio_mean_"+name+"_to_floor[slaves=4]", mean[name]/mean["floor"], "x")
-		Measure(t, "tick_ratio_median_"+name+"_to_floor[slaves=4]", median[name]/median["floor"], "x")
-	}
-	for _, name := range []string{"live_tick", "live_read", "live_tick_diagnosed", "floor"} {
-		Measure(t, "tick_ratio_mean_"+name+"_to_floor_lean[slaves=4]", mean[name]/mean["floor_lean"], "x")
-		Measure(t, "tick_ratio_median_"+name+"_to_floor_lean[slaves=4]", median[name]/median["floor_lean"], "x")
-	}
-	// The quiet run: only the steps that allocate nothing, the lean
-	// floor and the steady tick among them. In the run above the
-	// library's reads and os.ReadFile leave garbage every iteration, so
-	// the collector runs through much of it, and while it marks, every
-	// pointer the tick stores into its snapshot takes a write barrier
-	// (the floor's reads store none): a cost the dashboard, whose steady
-	// tick allocates nothing, does not pay. This is the tick against
-	// the leanest reads as the dashboard runs it.
-	names := make([]string, len(quiet))
-	for i, st := range quiet {
-		names[i] = st.name
-	}
-	t.Logf("the quiet run's steps: %v", names)
-	for _, want := range []string{"floor_lean", "live_tick"} {
-		if !slices.Contains(names, want) {
-			t.Fatalf("%s allocates: no quiet run without it", want)
-		}
-	}
-	qmean, qmedian := pairedTimes(t, "tick_quiet_paired_", quiet)
-	for _, name := range names {
-		if name == "floor_lean" {
-			continue
-		}
-		Measure(t, "tick_quiet_ratio_mean_"+name+"_to_floor_lean[slaves=4]", qmean[name]/qmean["floor_lean"], "x")
-		Measure(t, "tick_quiet_ratio_median_"+name+"_to_floor_lean[slaves=4]", qmedian[name]/qmedian["floor_lean"], "x")
-	}
-}
-
-// tickStep is one step TestLiveTickCost weighs.
-type tickStep struct {
-	name string
-	op   func() error
-}
-
-// pairedTimes times steps in one benchmark whose every iteration runs
-// every step in turn, each timed: the floor and the tick see the same
-// moments of a noisy host, so their ratio holds where separate runs'
-// times wander. Each iteration starts one step further, so that no step
-// always follows the one whose garbage the collector is busy with; three
-// runs, summed, for more iterations. Every op's time is kept: the mean
-// includes the live source's configuration refresh (sysfs and ethtool,
-// every 10 s), the median is a tick without it. Each step's median,
-// mean and longest time are measured under prefix; the means and the
-// medians, in ns, are returned by name.
-func pairedTimes(t *testing.T, prefix string, steps []tickStep) (mean, median map[string]float64) {
-	t.Helper()
+	// The ratios come from one benchmark whose every iteration runs every
+	// step in turn, each timed: the floor and the tick see the same
+	// moments of a noisy host, so their ratio holds where separate runs'
+	// times wander. Each iteration starts one step further, so that no
+	// step always follows the one whose garbage the collector is busy
+	// with; three runs, summed, for more iterations.
+	// Every op's time is kept: the mean includes the live source's
+	// configuration refresh (sysfs and ethtool, every 10 s), the median
+	// is a tick without it.
 	took := make([][]time.Duration, len(steps))
+	// How often the collector ran, against the iterations of every
+	// benchmark call (the library's reads and os.ReadFile leave garbage
+	// each iteration; a steady tick, none).
+	var iterations int
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	gcBefore := ms.NumGC
 	for range 3 {
 		var opErr error
 		var round [][]time.Duration
 		res := testing.Benchmark(func(b *testing.B) {
 			round = make([][]time.Duration, len(steps))
+			iterations += b.N
 			for k := range b.N {
 				for j := range steps {
 					i := (k + j) % len(steps)
@@ -431,7 +385,9 @@ func pairedTimes(t *testing.T, prefix string, steps []tickStep) (mean, median ma
 			took[i] = append(took[i], round[i]...)
 		}
 	}
-	mean, median = map[string]float64{}, map[string]float64{}
+	runtime.ReadMemStats(&ms)
+	Measure(t, "tick_paired_gc_per_1000_iterations[slaves=4]", float64(ms.NumGC-gcBefore)*1000/float64(iterations), "")
+	mean, median := map[string]float64{}, map[string]float64{}
 	for i, st := range steps {
 		var sum time.Duration
 		for _, d := range took[i] {
@@ -440,11 +396,21 @@ func pairedTimes(t *testing.T, prefix string, steps []tickStep) (mean, median ma
 		slices.Sort(took[i])
 		mean[st.name] = float64(sum.Nanoseconds()) / float64(len(took[i]))
 		median[st.name] = float64(took[i][len(took[i])/2].Nanoseconds())
-		Measure(t, prefix+"mean_"+st.name+"[slaves=4]", mean[st.name]/1000, "µs/op")
-		Measure(t, prefix+"median_"+st.name+"[slaves=4]", median[st.name]/1000, "µs/op")
-		Measure(t, prefix+"max_"+st.name+"[slaves=4]", float64(took[i][len(took[i])-1].Microseconds()), "µs")
+		Measure(t, "tick_paired_mean_"+st.name+"[slaves=4]", mean[st.name]/1000, "µs/op")
+		Measure(t, "tick_paired_median_"+st.name+"[slaves=4]", median[st.name]/1000, "µs/op")
+		Measure(t, "tick_paired_max_"+st.name+"[slaves=4]", float64(took[i][len(took[i])-1].Microseconds()), "µs")
 	}
-	return mean, median
+	if mean["floor"] <= 0 || median["floor"] <= 0 || median["floor_lean"] <= 0 {
+		t.Fatal("the floor took no time: the clock or the benchmark is broken")
+	}
+	for _, name := range []string{"live_tick", "live_read", "port_counters", "live_tick_diagnosed", "proc_parse", "proc_readfile_parse", "lacpdu_dump"} {
+		Measure(t, "tick_ratio_mean_"+name+"_to_floor[slaves=4]", mean[name]/mean["floor"], "x")
+		Measure(t, "tick_ratio_median_"+name+"_to_floor[slaves=4]", median[name]/median["floor"], "x")
+	}
+	for _, name := range []string{"live_tick", "live_read", "live_tick_diagnosed", "floor"} {
+		Measure(t, "tick_ratio_mean_"+name+"_to_floor_lean[slaves=4]", mean[name]/mean["floor_lean"], "x")
+		Measure(t, "tick_ratio_median_"+name+"_to_floor_lean[slaves=4]", median[name]/median["floor_lean"], "x")
+	}
 }
 
 // maxSteadyTickAllocs is what a steady live tick at 100 ms may allocate
