@@ -76,11 +76,15 @@ type LiveSource struct {
 	wg      sync.WaitGroup
 	close   sync.Once
 
-	mu         sync.Mutex // serialises Read and Close
-	closed     bool
-	cache      map[string]*liveBond
-	msgs       [][]byte // the dump's bond and slave messages, in arena
-	arena      []byte   // copies of the kept messages of the last dump
+	mu     sync.Mutex // serialises Read and Close
+	closed bool
+	cache  map[string]*liveBond
+	msgs   [][]byte // the dump's bond and slave messages, in arena or a memo
+	arena  []byte   // copies of the kept messages of the last dump
+	// msgMemos is, for each of msgs, the memo the dump found it to
+	// repeat but for its counters (its counters already put in), or nil:
+	// news for decode.
+	msgMemos   []*linkMemo
 	watchedIdx []int
 	// memo holds each bond's and slave's last message, decoded, by
 	// ifindex (live_memo_linux.go); decodes counts the decodes.
@@ -289,12 +293,19 @@ func isBondLink(scan bonding.LinkScan) bool { return scan.Bond || scan.Slave }
 // decoded: a container host may have hundreds.
 func (s *LiveSource) dumpLinks(r *Reading, keep func(bonding.LinkScan) bool) error {
 	for attempt := 1; ; attempt++ {
-		s.msgs, s.arena = s.msgs[:0], s.arena[:0]
+		s.msgs, s.arena, s.msgMemos = s.msgs[:0], s.arena[:0], s.msgMemos[:0]
 		// No IFLA_EXT_MASK: without RTEXT_FILTER_VF the kernel leaves
 		// out the VF tables that make dumps heavy on SR-IOV hosts.
 		err := s.rtnl.dump(unix.RTM_GETLINK, anyIfInfomsg[:], unix.RTM_NEWLINK, func(msg []byte) {
+			// A bond's or slave's message like its last but for the
+			// counters goes to its memo, straight from the receive
+			// buffer: neither scanned nor copied twice.
+			if m := s.memoFor(msg); m != nil && keep(m.scan) {
+				s.msgs, s.msgMemos = append(s.msgs, m.msg), append(s.msgMemos, m)
+				return
+			}
 			if scan, ok := bonding.ScanLink(msg); ok && keep(scan) {
-				s.msgs = append(s.msgs, s.keepMsg(msg))
+				s.msgs, s.msgMemos = append(s.msgs, s.keepMsg(msg)), append(s.msgMemos, nil)
 			}
 		})
 		switch {
@@ -364,8 +375,14 @@ func (s *LiveSource) decode(r *Reading) ([]dumpedBond, []dumpedSlave) {
 		s.memo = make(map[int32]*linkMemo)
 	}
 	s.decodes++
-	for _, msg := range s.msgs {
-		m := s.memoFor(msg)
+	for i, msg := range s.msgs {
+		var m *linkMemo
+		if i < len(s.msgMemos) {
+			m = s.msgMemos[i]
+		}
+		if m == nil {
+			m = s.memoFor(msg)
+		}
 		if m == nil {
 			// The link keeps slices of the message it is decoded from
 			// (its hardware address): the memo owns that copy.
@@ -376,6 +393,7 @@ func (s *LiveSource) decode(r *Reading) ([]dumpedBond, []dumpedSlave) {
 				continue
 			}
 			m = s.remember(msg, link)
+			m.scan, _ = bonding.ScanLink(msg)
 			if _, ok := link.(*netlink.Bond); ok {
 				m.bondAttrs, m.attrsOK = bonding.ParseBondAttrs(msg)
 			} else if link.Attrs().MasterIndex != 0 {

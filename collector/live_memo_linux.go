@@ -23,6 +23,9 @@ type linkMemo struct {
 	// the counters is copied over it.
 	msg  []byte
 	link netlink.Link
+	// scan is what bonding.ScanLink found in msg: whether the dump
+	// keeps the message.
+	scan bonding.LinkScan
 	// The decoded attributes of a bond or a slave (decode), and the slave
 	// built from the link (readBond; slaveOK once it is).
 	bondAttrs  bonding.BondAttrs
