@@ -467,13 +467,14 @@ func sampleBond(nums *numbers, prev, cur *bonding.Bond, slaves []SlaveSample, sp
 		if prev != nil {
 			ps = prev.Slave(sl.Name)
 		}
-		ss := SlaveSample{Slave: *sl}
+		// Filled in place: a SlaveSample is some 400 bytes.
+		ss := &bs.Slaves[i]
+		*ss = SlaveSample{Slave: *sl}
 		if ps != nil {
 			ss.Traffic = traffic(nums, &ps.Counters, true, &sl.Counters, span.between(&ps.Counters, &sl.Counters))
 		} else {
 			ss.Traffic = traffic(nums, &bonding.Counters{}, false, &sl.Counters, 0)
 		}
-		bs.Slaves[i] = ss
 	}
 	fillShares(nums, bs.Slaves)
 	return bs
