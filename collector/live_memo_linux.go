@@ -26,6 +26,9 @@ type linkMemo struct {
 	// scan is what bonding.ScanLink found in msg: whether the dump
 	// keeps the message.
 	scan bonding.LinkScan
+	// counters is where msg's counters lie (counterSpans): a message
+	// like it but for them is the same outside those payloads.
+	counters counterLayout
 	// The decoded attributes of a bond or a slave (decode), and the slave
 	// built from the link (readBond; slaveOK once it is).
 	bondAttrs  bonding.BondAttrs
@@ -43,7 +46,7 @@ type linkMemo struct {
 	seen       uint64 // the decode that last used it
 	// carrier is the link's carrier counts (carrierOK once decoded, nil
 	// when the message has none), handed to every snapshot while the
-	// message stays: the counts are not counters to sameButCounters, so
+	// message stays: the counts are not counters to counterLayout, so
 	// a change of them makes a new memo.
 	carrier   *bonding.CarrierCounts
 	carrierOK bool
@@ -76,10 +79,10 @@ func (s *LiveSource) memoFor(msg []byte) *linkMemo {
 		return nil
 	}
 	m := s.memo[int32(binary.NativeEndian.Uint32(msg[4:8]))]
-	if m == nil || !sameButCounters(m.msg, msg) {
+	if m == nil || !m.counters.sameOutside(m.msg, msg) {
 		return nil
 	}
-	if st := m.link.Attrs().Statistics; st != nil && !readLinkStats(msg, st) {
+	if st := m.link.Attrs().Statistics; st != nil && !m.counters.readStats(msg, st) {
 		return nil
 	}
 	copy(m.msg, msg)
@@ -88,9 +91,102 @@ func (s *LiveSource) memoFor(msg []byte) *linkMemo {
 
 // remember keeps link, decoded from msg, as its ifindex's memo.
 func (s *LiveSource) remember(msg []byte, link netlink.Link) *linkMemo {
-	m := &linkMemo{msg: msg, link: link}
+	m := &linkMemo{msg: msg, link: link, counters: counterSpans(msg)}
 	s.memo[int32(link.Attrs().Index)] = m
 	return m
+}
+
+// counterLayout is where a link message's counter attributes lie: the
+// payloads of its IFLA_STATS, IFLA_STATS64 and IFLA_AF_SPEC (the kernel
+// sends each once), in order, and which is which. A memo's message keeps
+// its layout: what replaces it is the same outside those payloads.
+type counterLayout struct {
+	spans          [3][2]int // [start, end) of each payload
+	n              int
+	stats, stats64 int  // the index in spans of each, or -1
+	ok             bool // the message's attributes were well formed
+}
+
+// counterSpans finds msg's counter attributes. Well formed means that
+// each attribute's length holds its header and stays in msg; up to three
+// bytes after the last are padding.
+func counterSpans(msg []byte) counterLayout {
+	cl := counterLayout{stats: -1, stats64: -1}
+	if len(msg) < unix.SizeofIfInfomsg {
+		return cl
+	}
+	off := unix.SizeofIfInfomsg
+	for len(msg)-off >= unix.SizeofRtAttr {
+		l := int(binary.NativeEndian.Uint16(msg[off:]))
+		typ := binary.NativeEndian.Uint16(msg[off+2:]) &^ unix.NLA_F_NESTED
+		if l < unix.SizeofRtAttr || l > len(msg)-off {
+			return cl
+		}
+		if counterAttr(typ) {
+			if cl.n == len(cl.spans) {
+				return cl // more than the kernel sends: decode anew
+			}
+			switch typ {
+			case unix.IFLA_STATS:
+				cl.stats = cl.n
+			case unix.IFLA_STATS64:
+				cl.stats64 = cl.n
+			}
+			cl.spans[cl.n] = [2]int{off + unix.SizeofRtAttr, off + l}
+			cl.n++
+		}
+		off += min((l+unix.RTA_ALIGNTO-1)&^(unix.RTA_ALIGNTO-1), len(msg)-off)
+	}
+	cl.ok = true
+	return cl
+}
+
+// sameOutside reports whether msg is old, whose layout cl is, but for
+// the counters' payloads: the same length and the same bytes elsewhere,
+// attribute headers included, so the same attributes in the same places.
+// Compared as a few runs of bytes rather than attribute by attribute:
+// the live source asks this of every bond's and slave's message a tick.
+func (cl *counterLayout) sameOutside(old, msg []byte) bool {
+	if !cl.ok || len(old) != len(msg) {
+		return false
+	}
+	from := 0
+	for _, sp := range cl.spans[:cl.n] {
+		if !bytes.Equal(old[from:sp[0]], msg[from:sp[0]]) {
+			return false
+		}
+		from = sp[1]
+	}
+	return bytes.Equal(old[from:], msg[from:])
+}
+
+// readStats puts msg's counters, where its layout cl says they are,
+// into st as vishvananda/netlink decodes them: IFLA_STATS64, else
+// IFLA_STATS widened. false when msg has neither.
+func (cl *counterLayout) readStats(msg []byte, st *netlink.LinkStatistics) bool {
+	const fields = int(unsafe.Sizeof(netlink.LinkStatistics64{}) / 8)
+	dst := (*[fields]uint64)(unsafe.Pointer(st))
+	if i := cl.stats64; i >= 0 {
+		val := msg[cl.spans[i][0]:cl.spans[i][1]]
+		if len(val) < fields*8 {
+			return false
+		}
+		for j := range dst {
+			dst[j] = binary.NativeEndian.Uint64(val[j*8:])
+		}
+		return true
+	}
+	if i := cl.stats; i >= 0 {
+		val := msg[cl.spans[i][0]:cl.spans[i][1]]
+		if len(val) < fields*4 {
+			return false
+		}
+		for j := range dst {
+			dst[j] = uint64(binary.NativeEndian.Uint32(val[j*4:]))
+		}
+		return true
+	}
+	return false
 }
 
 // forget drops the memos the last decode did not use: links deleted, or
@@ -108,73 +204,4 @@ func (s *LiveSource) forget(decode uint64) {
 // nothing here decodes.
 func counterAttr(typ uint16) bool {
 	return typ == unix.IFLA_STATS || typ == unix.IFLA_STATS64 || typ == unix.IFLA_AF_SPEC
-}
-
-// sameButCounters compares two link messages attribute by attribute: the
-// same header, the same attributes in the same order and of the same
-// lengths, and the same bytes in each but the counters.
-func sameButCounters(old, msg []byte) bool {
-	if len(old) < unix.SizeofIfInfomsg || !bytes.Equal(old[:unix.SizeofIfInfomsg], msg[:unix.SizeofIfInfomsg]) {
-		return false
-	}
-	a, b := old[unix.SizeofIfInfomsg:], msg[unix.SizeofIfInfomsg:]
-	for len(a) >= unix.SizeofRtAttr && len(b) >= unix.SizeofRtAttr {
-		la, lb := int(binary.NativeEndian.Uint16(a[0:2])), int(binary.NativeEndian.Uint16(b[0:2]))
-		if la != lb || la < unix.SizeofRtAttr || la > len(a) || lb > len(b) ||
-			binary.NativeEndian.Uint16(a[2:4]) != binary.NativeEndian.Uint16(b[2:4]) {
-			return false
-		}
-		if !counterAttr(binary.NativeEndian.Uint16(a[2:4])&^unix.NLA_F_NESTED) && !bytes.Equal(a[:la], b[:lb]) {
-			return false
-		}
-		adv := min((la+unix.RTA_ALIGNTO-1)&^(unix.RTA_ALIGNTO-1), len(a), len(b))
-		a, b = a[adv:], b[adv:]
-	}
-	return len(a) == len(b)
-}
-
-// readLinkStats puts msg's counters into st as vishvananda/netlink
-// decodes them: IFLA_STATS64, else IFLA_STATS widened. false when msg
-// has neither.
-func readLinkStats(msg []byte, st *netlink.LinkStatistics) bool {
-	const fields = int(unsafe.Sizeof(netlink.LinkStatistics64{}) / 8)
-	var stats32 []byte
-	found := false
-	b := msg[unix.SizeofIfInfomsg:]
-	for len(b) >= unix.SizeofRtAttr {
-		l := int(binary.NativeEndian.Uint16(b[0:2]))
-		if l < unix.SizeofRtAttr || l > len(b) {
-			break
-		}
-		val := b[unix.SizeofRtAttr:l]
-		switch binary.NativeEndian.Uint16(b[2:4]) {
-		case unix.IFLA_STATS64:
-			if len(val) < fields*8 {
-				return false
-			}
-			dst := (*[fields]uint64)(unsafe.Pointer(st))
-			for i := range dst {
-				dst[i] = binary.NativeEndian.Uint64(val[i*8:])
-			}
-			found = true
-		case unix.IFLA_STATS:
-			stats32 = val
-		}
-		adv := (l + unix.RTA_ALIGNTO - 1) &^ (unix.RTA_ALIGNTO - 1)
-		if adv >= len(b) {
-			break
-		}
-		b = b[adv:]
-	}
-	if found {
-		return true
-	}
-	if len(stats32) < fields*4 {
-		return false
-	}
-	dst := (*[fields]uint64)(unsafe.Pointer(st))
-	for i := range dst {
-		dst[i] = uint64(binary.NativeEndian.Uint32(stats32[i*4:]))
-	}
-	return true
 }

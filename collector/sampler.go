@@ -410,7 +410,8 @@ func (s *Sampler) sampleBonds(snap *Snapshot, arrays *lentSnapshot, r Reading, s
 			continue
 		}
 		n := len(b.Slaves)
-		snap.Bonds = append(snap.Bonds, sampleBond(nums, s.prevBond(b.Name), b, all[:n:n], span))
+		snap.Bonds = append(snap.Bonds, BondSample{})
+		sampleBond(&snap.Bonds[len(snap.Bonds)-1], nums, s.prevBond(b.Name), b, all[:n:n], span)
 		all = all[n:]
 	}
 }
@@ -449,9 +450,10 @@ func (sp countersSpan) between(prev, cur *bonding.Counters) float64 {
 	return to.Sub(from).Seconds()
 }
 
-// sampleBond fills slaves (as many as cur has) and returns cur's sample.
-func sampleBond(nums *numbers, prev, cur *bonding.Bond, slaves []SlaveSample, span countersSpan) BondSample {
-	bs := BondSample{Bond: *cur}
+// sampleBond fills bs, zero, with cur's sample, in place (a BondSample
+// is some 570 bytes), and slaves (as many as cur has).
+func sampleBond(bs *BondSample, nums *numbers, prev, cur *bonding.Bond, slaves []SlaveSample, span countersSpan) {
+	bs.Bond = *cur
 	bs.Bond.Slaves = nil // BondSample.Slaves carries them, with traffic
 	var prevCounters *bonding.Counters
 	if prev != nil {
@@ -469,7 +471,8 @@ func sampleBond(nums *numbers, prev, cur *bonding.Bond, slaves []SlaveSample, sp
 		}
 		// Filled in place: a SlaveSample is some 400 bytes.
 		ss := &bs.Slaves[i]
-		*ss = SlaveSample{Slave: *sl}
+		*ss = SlaveSample{}
+		ss.Slave = *sl
 		if ps != nil {
 			ss.Traffic = traffic(nums, &ps.Counters, true, &sl.Counters, span.between(&ps.Counters, &sl.Counters))
 		} else {
@@ -477,7 +480,6 @@ func sampleBond(nums *numbers, prev, cur *bonding.Bond, slaves []SlaveSample, sp
 		}
 	}
 	fillShares(nums, bs.Slaves)
-	return bs
 }
 
 // After a link notification the kernel goes on changing what no
