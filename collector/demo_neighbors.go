@@ -59,7 +59,7 @@ func (d *DemoSource) Watch([]string) error { return nil }
 // Neighbor implements NeighborReader: the switch sends every 30 s.
 // The copy shares the table's slices, as the live one shares a decoded
 // frame's: neither is ever written.
-func (d *DemoSource) Neighbor(slave string, into *neighbors.Neighbor) bool {
+func (d *DemoSource) Neighbor(slave string, _ time.Time, into *neighbors.Neighbor) bool {
 	n, ok := demoNeighbors[slave]
 	if !ok {
 		return false
@@ -74,7 +74,7 @@ func (d *DemoSource) Neighbor(slave string, into *neighbors.Neighbor) bool {
 
 // LACPDUAge implements NeighborReader: the demo's LACPDU ages come from
 // its counters, as on a host without CAP_NET_RAW.
-func (d *DemoSource) LACPDUAge(string) (time.Duration, bool) { return 0, false }
+func (d *DemoSource) LACPDUAge(string, time.Time) (time.Duration, bool) { return 0, false }
 
 // HeardLACPDU implements NeighborReader: the demo decodes no frames.
 func (d *DemoSource) HeardLACPDU(string, *neighbors.LACPDU) bool { return false }

@@ -114,7 +114,7 @@ func (b *builtLive) Watch([]string) error { return nil }
 // frame's that every copy shares.
 var builtLiveSwitch = "leaf1"
 
-func (b *builtLive) Neighbor(_ string, into *neighbors.Neighbor) bool {
+func (b *builtLive) Neighbor(_ string, _ time.Time, into *neighbors.Neighbor) bool {
 	if !b.heard {
 		return false
 	}
@@ -122,7 +122,7 @@ func (b *builtLive) Neighbor(_ string, into *neighbors.Neighbor) bool {
 		PortID: "Ethernet1", TTLSeconds: 120, AgeSeconds: float64(b.clock.Sub(b.clock.Truncate(30*time.Second))) / 1e9}
 	return true
 }
-func (b *builtLive) LACPDUAge(string) (time.Duration, bool) {
+func (b *builtLive) LACPDUAge(string, time.Time) (time.Duration, bool) {
 	return b.clock.Sub(b.clock.Truncate(time.Second)), b.heard
 }
 

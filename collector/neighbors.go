@@ -15,13 +15,15 @@ type NeighborReader interface {
 	// Watch follows exactly these slaves; the error says why some could
 	// not be listened on (neighbors.ErrNoPermission among them).
 	Watch(slaves []string) error
-	// Neighbor copies the slave's live neighbour, its age filled in,
-	// into into (a room the Sampler fills again); false when none was
-	// heard or its TTL ran out.
-	Neighbor(slave string, into *neighbors.Neighbor) bool
-	// LACPDUAge is the time since a LACPDU or marker last arrived on the
-	// slave; ok is false when none did since listening began.
-	LACPDUAge(slave string) (age time.Duration, ok bool)
+	// Neighbor copies the slave's live neighbour, its age at now filled
+	// in, into into (a room the Sampler fills again); false when none
+	// was heard or its TTL ran out. now is time.Now, read once a tick
+	// for all slaves.
+	Neighbor(slave string, now time.Time, into *neighbors.Neighbor) bool
+	// LACPDUAge is the time from the last LACPDU or marker that arrived
+	// on the slave to now; ok is false when none did since listening
+	// began.
+	LACPDUAge(slave string, now time.Time) (age time.Duration, ok bool)
 	// HeardLACPDU copies the last LACPDU the slave received into into;
 	// false when none was heard (or listening failed).
 	HeardLACPDU(slave string, into *neighbors.LACPDU) bool
@@ -158,6 +160,10 @@ type neighborTracker struct {
 	// the interface): a slave's neighbour, the LACPDU it last heard.
 	nb    neighbors.Neighbor
 	heard neighbors.LACPDU
+	// heardAt is this tick's time.Now, which the reader's ages count
+	// to: one clock read a tick, not two a slave (a clock that is no
+	// vDSO read, such as HPET, costs microseconds a read).
+	heardAt time.Time
 }
 
 // slaveSides is what the tracker keeps of one slave between ticks.
@@ -243,6 +249,7 @@ func (t *neighborTracker) attach(snap *Snapshot, interval time.Duration, rooms [
 	names := t.slaveNames(snap)
 	if t.r != nil {
 		t.watch(names)
+		t.heardAt = time.Now()
 	}
 	if t.counters != nil {
 		clear(t.carriers)
@@ -361,7 +368,7 @@ func (t *neighborTracker) side(now time.Time, name string, k *slaveSides, sides 
 	if t.r != nil {
 		// A neighbour heard is copied with its age of now: a new
 		// SwitchSide every tick for its slave.
-		heard, fw = t.r.Neighbor(name, &t.nb), t.fwAgent[name]
+		heard, fw = t.r.Neighbor(name, t.heardAt, &t.nb), t.fwAgent[name]
 	} else if !counted && k.rx == nil {
 		k.side, k.hasPDU = nil, false
 		return nil // a source that listens to nothing, and no counters
@@ -419,7 +426,7 @@ func (t *neighborTracker) lacpduSample(now time.Time, name string, k *slaveSides
 	if t.r != nil {
 		// The socket's age is exact, unless it missed the LACPDU that
 		// the counters saw arrive (between two reads), and any later.
-		if age, ok := t.r.LACPDUAge(name); ok && (!hasAge || !now.Add(-age).Before(w.after)) {
+		if age, ok := t.r.LACPDUAge(name, t.heardAt); ok && (!hasAge || !now.Add(-age).Before(w.after)) {
 			want.age, hasAge = age.Seconds(), true
 			ls.SilentSeconds = want.age
 		}

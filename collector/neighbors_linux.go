@@ -40,12 +40,14 @@ func (s *LiveSource) Watch(slaves []string) error {
 }
 
 // Neighbor implements NeighborReader.
-func (s *LiveSource) Neighbor(slave string, into *neighbors.Neighbor) bool {
-	return s.nb.CopyNeighbor(slave, into)
+func (s *LiveSource) Neighbor(slave string, now time.Time, into *neighbors.Neighbor) bool {
+	return s.nb.CopyNeighbor(slave, now, into)
 }
 
 // LACPDUAge implements NeighborReader.
-func (s *LiveSource) LACPDUAge(slave string) (time.Duration, bool) { return s.nb.LACPDUAge(slave) }
+func (s *LiveSource) LACPDUAge(slave string, now time.Time) (time.Duration, bool) {
+	return s.nb.LACPDUAge(slave, now)
+}
 
 var _ PortCounterReader = (*LiveSource)(nil)
 

@@ -21,15 +21,15 @@ type fakeNeighbors struct {
 }
 
 func (f *fakeNeighbors) Watch(s []string) error { f.watches = append(f.watches, s); return f.err }
-func (f *fakeNeighbors) Neighbor(s string, into *neighbors.Neighbor) bool {
+func (f *fakeNeighbors) Neighbor(s string, _ time.Time, into *neighbors.Neighbor) bool {
 	n, ok := f.heard[s]
 	if ok {
 		*into = *n
 	}
 	return ok
 }
-func (f *fakeNeighbors) LACPDUAge(string) (time.Duration, bool)     { return 0, false }
-func (f *fakeNeighbors) HeardLACPDU(string, *neighbors.LACPDU) bool { return false }
+func (f *fakeNeighbors) LACPDUAge(string, time.Time) (time.Duration, bool) { return 0, false }
+func (f *fakeNeighbors) HeardLACPDU(string, *neighbors.LACPDU) bool        { return false }
 
 func TestNeighborTrackerJSON(t *testing.T) {
 	name := "leaf1"

@@ -36,7 +36,7 @@ func BenchmarkTableFrameAndNeighbor(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		tb.frame("eth0", f)
-		if !tb.CopyNeighbor("eth0", &n) {
+		if !tb.CopyNeighbor("eth0", tb.clock(), &n) {
 			b.Fatal("no neighbour")
 		}
 	}

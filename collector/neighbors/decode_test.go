@@ -130,12 +130,12 @@ func TestDecodeShutdownAndTable(t *testing.T) {
 	if n := neighborOf(tb, "eth1"); n == nil || n.Protocol != ProtoCDP {
 		t.Fatalf("after the LLDP shutdown the CDP neighbour remains: %+v", n)
 	}
-	if _, ok := tb.LACPDUAge("eth1"); ok {
+	if _, ok := tb.LACPDUAge("eth1", tb.clock()); ok {
 		t.Fatal("a LACPDU age before any LACPDU")
 	}
 	tb.frame("eth1", append(make([]byte, 12), 0x88, 0x09, 1, 1))
 	now = now.Add(1500 * time.Millisecond)
-	if age, ok := tb.LACPDUAge("eth1"); !ok || age != 1500*time.Millisecond {
+	if age, ok := tb.LACPDUAge("eth1", tb.clock()); !ok || age != 1500*time.Millisecond {
 		t.Fatalf("LACPDU age %v %v", age, ok)
 	}
 }
@@ -294,7 +294,7 @@ func FuzzDecodeLACPDU(f *testing.F) {
 // none.
 func neighborOf(tb *table, slave string) *Neighbor {
 	var n Neighbor
-	if !tb.CopyNeighbor(slave, &n) {
+	if !tb.CopyNeighbor(slave, tb.clock(), &n) {
 		return nil
 	}
 	return &n

@@ -74,12 +74,12 @@ func (t *table) forget(slave string) {
 }
 
 // CopyNeighbor copies the slave's live neighbour (LLDP before CDP), its
-// age filled in, into a value of the caller's (a room it fills again
+// age at now (a time of the listener's clock, read once by the caller
+// for all its slaves) filled in, into a value of the caller's (a room it fills again
 // every tick): false, and into untouched, when none was heard or its TTL
 // ran out. The copy shares the decoded frame's slices, which are never
 // written.
-func (t *table) CopyNeighbor(slave string, into *Neighbor) bool {
-	now := t.clock()
+func (t *table) CopyNeighbor(slave string, now time.Time, into *Neighbor) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	s := t.slaves[slave]
@@ -103,11 +103,11 @@ func (t *table) CopyNeighbor(slave string, into *Neighbor) bool {
 	return false
 }
 
-// LACPDUAge returns the time since the last slow-protocol frame (LACPDU
-// or marker) arrived on slave; ok is false when none did since listening
-// began.
-func (t *table) LACPDUAge(slave string) (age time.Duration, ok bool) {
-	now := t.clock()
+// LACPDUAge returns the time from the last slow-protocol frame (LACPDU
+// or marker) that arrived on slave to now (a time of the listener's
+// clock); ok is false when none did since listening began. The caller
+// reads the clock once for all its slaves.
+func (t *table) LACPDUAge(slave string, now time.Time) (age time.Duration, ok bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if s := t.slaves[slave]; s != nil && !s.lastSlow.IsZero() {
