@@ -96,7 +96,7 @@ func (b *builtLive) Read() (Reading, error) {
 	defer b.mu.Unlock()
 	b.LiveSource.msgs = append(b.LiveSource.msgs[:0], b.msgs...)
 	var r Reading
-	err := b.build(&r, b.gen.Load())
+	err := b.build(&r, b.gen.Load(), b.now())
 	return r, err
 }
 

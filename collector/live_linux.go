@@ -278,7 +278,7 @@ func (s *LiveSource) readKernel() (Reading, error) {
 		return Reading{}, err
 	}
 	dumped := s.now() // the dump holds every link's counters
-	if err := s.build(&r, gen); err != nil {
+	if err := s.build(&r, gen, dumped); err != nil {
 		return Reading{}, err
 	}
 	r.CountersAge = s.now().Sub(dumped)
@@ -333,8 +333,9 @@ func (s *LiveSource) keepMsg(msg []byte) []byte {
 }
 
 // build turns the dumped messages into the Reading: the netlink view of
-// each bond, merged with procfs and sysfs.
-func (s *LiveSource) build(r *Reading, gen uint64) error {
+// each bond, merged with procfs and sysfs. now is the dump's time, which
+// the refresh timers count from (one clock read less a tick).
+func (s *LiveSource) build(r *Reading, gen uint64, now time.Time) error {
 	bonds, slaves := s.decode(r)
 	r.Unprivileged = !s.capNetAdmin
 	if s.ethWarning != "" {
@@ -348,7 +349,6 @@ func (s *LiveSource) build(r *Reading, gen uint64) error {
 		}
 		return nil
 	}
-	now := s.now()
 	r.Bonds = s.arrays.takeBonds(len(bonds))
 	for i := range bonds {
 		r.Bonds = append(r.Bonds, s.readBond(r, &bonds[i], slaves, gen, now))

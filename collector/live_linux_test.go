@@ -535,7 +535,7 @@ func buildOnce(t *testing.T, s *LiveSource, msgs ...[]byte) Reading {
 	t.Helper()
 	s.msgs = msgs
 	var r Reading
-	if err := s.build(&r, s.gen.Load()); err != nil {
+	if err := s.build(&r, s.gen.Load(), s.now()); err != nil {
 		t.Fatal(err)
 	}
 	return r
@@ -661,7 +661,7 @@ func TestLiveBuildCache(t *testing.T) {
 	s.changed()
 	s.msgs = [][]byte{old}
 	var r Reading
-	if err := s.build(&r, s.gen.Load()); err != nil {
+	if err := s.build(&r, s.gen.Load(), s.now()); err != nil {
 		t.Fatal(err)
 	}
 	if !r.Unprivileged {
@@ -745,7 +745,7 @@ func BenchmarkLiveBuild(b *testing.B) {
 	for b.Loop() {
 		s.msgs = msgs
 		var r Reading
-		if err := s.build(&r, 0); err != nil {
+		if err := s.build(&r, 0, s.now()); err != nil {
 			b.Fatal(err)
 		}
 	}
