@@ -94,7 +94,7 @@ func (b *builtLive) Read() (Reading, error) {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.LiveSource.msgs = append(b.LiveSource.msgs[:0], b.msgs...)
+	b.dumped(b.msgs...)
 	var r Reading
 	err := b.build(&r, b.gen.Load(), b.now())
 	return r, err

@@ -83,7 +83,7 @@ type LiveSource struct {
 	arena  []byte   // copies of the kept messages of the last dump
 	// msgMemos is, for each of msgs, the memo the dump found it to
 	// repeat but for its counters (its counters already put in), or nil:
-	// news for decode.
+	// news for decode (take fills both).
 	msgMemos   []*linkMemo
 	watchedIdx []int
 	// memo holds each bond's and slave's last message, decoded, by
@@ -296,18 +296,7 @@ func (s *LiveSource) dumpLinks(r *Reading, keep func(bonding.LinkScan) bool) err
 		s.msgs, s.arena, s.msgMemos = s.msgs[:0], s.arena[:0], s.msgMemos[:0]
 		// No IFLA_EXT_MASK: without RTEXT_FILTER_VF the kernel leaves
 		// out the VF tables that make dumps heavy on SR-IOV hosts.
-		err := s.rtnl.dump(unix.RTM_GETLINK, anyIfInfomsg[:], unix.RTM_NEWLINK, func(msg []byte) {
-			// A bond's or slave's message like its last but for the
-			// counters goes to its memo, straight from the receive
-			// buffer: neither scanned nor copied twice.
-			if m := s.memoFor(msg); m != nil && keep(m.scan) {
-				s.msgs, s.msgMemos = append(s.msgs, m.msg), append(s.msgMemos, m)
-				return
-			}
-			if scan, ok := bonding.ScanLink(msg); ok && keep(scan) {
-				s.msgs, s.msgMemos = append(s.msgs, s.keepMsg(msg)), append(s.msgMemos, nil)
-			}
-		})
+		err := s.rtnl.dump(unix.RTM_GETLINK, anyIfInfomsg[:], unix.RTM_NEWLINK, func(msg []byte) { s.take(msg, keep) })
 		switch {
 		case err == nil:
 			return nil
@@ -317,6 +306,20 @@ func (s *LiveSource) dumpLinks(r *Reading, keep func(bonding.LinkScan) bool) err
 			r.Warnings = append(r.Warnings, "netlink link dump: interrupted by link changes; a bond or slave may be missing from this reading")
 			return nil
 		}
+	}
+}
+
+// take keeps one dumped message in s.msgs when keep accepts its link. A
+// bond's or slave's message like its last but for the counters goes to
+// its memo, straight from the receive buffer, neither scanned nor copied
+// aside; another is copied into s.arena, for decode.
+func (s *LiveSource) take(msg []byte, keep func(bonding.LinkScan) bool) {
+	if m := s.memoFor(msg); m != nil && keep(m.scan) {
+		s.msgs, s.msgMemos = append(s.msgs, m.msg), append(s.msgMemos, m)
+		return
+	}
+	if scan, ok := bonding.ScanLink(msg); ok && keep(scan) {
+		s.msgs, s.msgMemos = append(s.msgs, s.keepMsg(msg)), append(s.msgMemos, nil)
 	}
 }
 
@@ -376,13 +379,7 @@ func (s *LiveSource) decode(r *Reading) ([]dumpedBond, []dumpedSlave) {
 	}
 	s.decodes++
 	for i, msg := range s.msgs {
-		var m *linkMemo
-		if i < len(s.msgMemos) {
-			m = s.msgMemos[i]
-		}
-		if m == nil {
-			m = s.memoFor(msg)
-		}
+		m := s.msgMemos[i]
 		if m == nil {
 			// The link keeps slices of the message it is decoded from
 			// (its hardware address): the memo owns that copy.

@@ -531,9 +531,18 @@ func fakeLive(fsys fstest.MapFS, now *time.Time) *LiveSource {
 		refresh: liveConfigRefresh, cache: make(map[string]*liveBond), changes: make(chan struct{}, 1)}
 }
 
+// dumped takes msgs as a dump of theirs would: those of bonds and their
+// slaves are kept, matched with their memos.
+func (s *LiveSource) dumped(msgs ...[]byte) {
+	s.msgs, s.arena, s.msgMemos = s.msgs[:0], s.arena[:0], s.msgMemos[:0]
+	for _, msg := range msgs {
+		s.take(msg, isBondLink)
+	}
+}
+
 func buildOnce(t *testing.T, s *LiveSource, msgs ...[]byte) Reading {
 	t.Helper()
-	s.msgs = msgs
+	s.dumped(msgs...)
 	var r Reading
 	if err := s.build(&r, s.gen.Load(), s.now()); err != nil {
 		t.Fatal(err)
@@ -659,7 +668,7 @@ func TestLiveBuildCache(t *testing.T) {
 	tree["sys/class/net/bond0/bonding/mode"] = proc_([]byte("802.3ad 4\n"))
 	tree["sys/class/net/bond0/bonding/ad_actor_key"] = proc_([]byte("\n"))
 	s.changed()
-	s.msgs = [][]byte{old}
+	s.dumped(old)
 	var r Reading
 	if err := s.build(&r, s.gen.Load(), s.now()); err != nil {
 		t.Fatal(err)
@@ -743,7 +752,7 @@ func BenchmarkLiveBuild(b *testing.B) {
 		lacpSlaveMsg(5, "e3", 1, 1), lacpSlaveMsg(6, "e4", 1, 1)}
 	b.ReportAllocs()
 	for b.Loop() {
-		s.msgs = msgs
+		s.dumped(msgs...)
 		var r Reading
 		if err := s.build(&r, 0, s.now()); err != nil {
 			b.Fatal(err)
