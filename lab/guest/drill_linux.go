@@ -179,16 +179,9 @@ func (a *Arrivals) Pauses(from, to time.Time, n int) []time.Duration {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	var out []time.Duration
-	var prev time.Time
-	for _, t := range a.udp {
-		if t.Before(from) || !t.Before(to) {
-			continue
-		}
-		if !prev.IsZero() {
-			out = append(out, t.Sub(prev).Round(100*time.Microsecond))
-		}
-		prev = t
-	}
+	eachGap(a.udp, from, to, func(gap time.Duration, _ time.Time) {
+		out = append(out, gap.Round(100*time.Microsecond))
+	})
 	slices.SortFunc(out, func(a, b time.Duration) int { return cmp.Compare(b, a) })
 	return out[:min(n, len(out))]
 }
@@ -205,17 +198,28 @@ func (a *Arrivals) SendStall(from, to time.Time) time.Duration {
 
 func longestGap(times []time.Time, from, to time.Time) (time.Duration, time.Time) {
 	var longest time.Duration
-	var at, prev time.Time
+	var at time.Time
+	eachGap(times, from, to, func(gap time.Duration, start time.Time) {
+		if gap > longest {
+			longest, at = gap, start
+		}
+	})
+	return longest, at
+}
+
+// eachGap calls f with each silence between two of times (in order) that
+// fall in [from, to), and when it began.
+func eachGap(times []time.Time, from, to time.Time, f func(gap time.Duration, start time.Time)) {
+	var prev time.Time
 	for _, t := range times {
 		if t.Before(from) || !t.Before(to) {
 			continue
 		}
-		if !prev.IsZero() && t.Sub(prev) > longest {
-			longest, at = t.Sub(prev), prev
+		if !prev.IsZero() {
+			f(t.Sub(prev), prev)
 		}
 		prev = t
 	}
-	return longest, at
 }
 
 // GARPs counts the gratuitous ARPs for src that arrived in [from, to).
