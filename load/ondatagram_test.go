@@ -4,6 +4,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/bondtop/bondtop/internal/udpstat"
 )
 
 // OnDatagram sees every datagram this host receives, OnSend every one it
@@ -41,6 +43,7 @@ func TestOnDatagram(t *testing.T) {
 					}
 					sent = append(sent, seq)
 				}}
+			dropsBefore := udpInErrors(t)
 			test := startClient(t, cfg)
 			time.Sleep(1500 * time.Millisecond)
 			test.Stop()
@@ -59,11 +62,20 @@ func TestOnDatagram(t *testing.T) {
 			if got < 1000 || got > 3000 {
 				t.Errorf("%d datagrams in 1.5 s at 1000/s", got)
 			}
+			// A datagram the kernel dropped from a full socket buffer (a
+			// busy machine, the race detector) is missing from the
+			// sequence; every gap must be one the summary counts as lost,
+			// and every loss one the host counted as dropped.
+			var skipped uint64
 			for i := 1; i < len(seqs); i++ {
-				if seqs[i] != seqs[i-1]+1 {
+				if seqs[i] <= seqs[i-1] {
 					t.Errorf("datagram %d: sequence %d after %d", i, seqs[i], seqs[i-1])
 					break
 				}
+				skipped += seqs[i] - seqs[i-1] - 1
+			}
+			if skipped != uint64(sum.Received.Lost) {
+				t.Errorf("OnDatagram skipped %d sequence numbers, the summary counts %d lost", skipped, sum.Received.Lost)
 			}
 			if time.Since(last) > time.Second {
 				t.Errorf("last datagram %v ago", time.Since(last))
@@ -71,9 +83,24 @@ func TestOnDatagram(t *testing.T) {
 			if uint64(len(sent)) != sum.Sent.Packets || len(sent) > 0 && sent[len(sent)-1] != uint64(len(sent)) {
 				t.Errorf("OnSend saw %d datagrams (not numbered 1 to %d); the summary counts %d sent", len(sent), len(sent), sum.Sent.Packets)
 			}
-			if sum.Sent.Packets == 0 || sum.Sent.Lost != 0 {
-				t.Errorf("sent %d datagrams, %d lost on loopback", sum.Sent.Packets, sum.Sent.Lost)
+			drops := udpInErrors(t) - dropsBefore
+			if lost := sum.Sent.Lost + sum.Received.Lost; sum.Sent.Packets == 0 || lost < 0 || uint64(lost) > drops {
+				t.Errorf("sent %d datagrams; %d lost on loopback each way (%d, %d), where the host dropped %d on receipt",
+					sum.Sent.Packets, lost, sum.Sent.Lost, sum.Received.Lost, drops)
+			}
+			if drops > 0 {
+				t.Logf("the host dropped %d datagrams on receipt during the test; %d sent and %d received were lost", drops, sum.Sent.Lost, sum.Received.Lost)
 			}
 		})
 	}
+}
+
+// udpInErrors is this host's count of datagrams dropped on receipt.
+func udpInErrors(t *testing.T) uint64 {
+	t.Helper()
+	n, err := udpstat.InErrors()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

@@ -214,32 +214,62 @@ func (s *Server) handle(ctx context.Context, c net.Conn, local net.Addr, seq uin
 		c.Close()
 		return
 	}
-	s.mu.Lock()
-	cur := s.cur
-	switch {
-	case cur != nil && cur.cookie == cookie:
-		s.mu.Unlock()
-		if why := cur.offerStream(c, seq); why != "" {
-			s.refusedf("refused %s: %s", c.RemoteAddr(), why)
-			deny(c)
-		}
-		return
-	case cur != nil:
-		s.mu.Unlock()
-		s.refusedf("refused %s: busy with the test from %s", c.RemoteAddr(), cur.peer)
-		deny(c)
+	t, ok := s.admit(ctx, c, local, cookie, seq)
+	if !ok {
 		return
 	}
-	t := newServerTest(s, c, cookie, local)
-	s.cur = t
-	s.mu.Unlock()
-
 	defer func() {
 		s.mu.Lock()
 		s.cur = nil
 		s.mu.Unlock()
+		close(t.gone)
 	}()
 	t.run(ctx)
+}
+
+// admit makes c the control connection of a new test when the server is
+// free, hands it to the running test as a data stream when it carries
+// that test's cookie, or refuses it. A new client that comes while the
+// running test's results are on display waits for that test to go, at
+// most a step's timeout: its client has what it came for and is leaving,
+// and a script that runs iperf3 twice in a row must not be told the
+// server is busy (iperf3's own server takes one test at a time and holds
+// the next client in its backlog until then).
+func (s *Server) admit(ctx context.Context, c net.Conn, local net.Addr, cookie [cookieSize]byte, seq uint64) (*serverTest, bool) {
+	waited := false
+	for {
+		s.mu.Lock()
+		cur := s.cur
+		switch {
+		case cur != nil && cur.cookie == cookie:
+			s.mu.Unlock()
+			if why := cur.offerStream(c, seq); why != "" {
+				s.refusedf("refused %s: %s", c.RemoteAddr(), why)
+				deny(c)
+			}
+			return nil, false
+		case cur != nil && cur.finishing.Load() && !waited:
+			s.mu.Unlock()
+			waited = true
+			select {
+			case <-cur.gone:
+			case <-time.After(s.stepTimeout()):
+			case <-ctx.Done():
+				c.Close()
+				return nil, false
+			}
+			continue
+		case cur != nil:
+			s.mu.Unlock()
+			s.refusedf("refused %s: busy with the test from %s", c.RemoteAddr(), cur.peer)
+			deny(c)
+			return nil, false
+		}
+		t := newServerTest(s, c, cookie, local)
+		s.cur = t
+		s.mu.Unlock()
+		return t, true
+	}
 }
 
 // deny answers ACCESS_DENIED, as a busy iperf3 server does.

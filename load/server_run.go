@@ -247,6 +247,7 @@ func (t *serverTest) exchangeResults() error {
 	if err := t.ctl.writeJSON(t.results()); err != nil {
 		return wordCtrlErr("sending our results", t.peer.String(), t.srv.stepTimeout(), err)
 	}
+	t.finishing.Store(true)
 	if err := t.ctl.writeState(stDisplayResults); err != nil {
 		return err
 	}

@@ -50,6 +50,10 @@ type serverTest struct {
 	udpConn   *net.UDPConn
 	byPeer    map[netip.AddrPort]*stream
 	running   atomic.Bool
+	// finishing is set once the results are on their way to the
+	// client, and gone closed once the server is free of the test.
+	finishing atomic.Bool
+	gone      chan struct{}
 
 	streams []*stream
 	omitted []uint64 // bytes counted before the omit period ended
@@ -66,6 +70,7 @@ func newServerTest(srv *Server, c net.Conn, cookie [cookieSize]byte, local net.A
 		local:    local,
 		cookie:   cookie,
 		incoming: make(chan *stream, 2*MaxStreams),
+		gone:     make(chan struct{}),
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strings"
 	"testing"
@@ -223,4 +224,54 @@ func parseIperf3JSON(t *testing.T, out string) iperf3Report {
 		t.Fatalf("iperf3 -J output: %v\n%s", err, out)
 	}
 	return r
+}
+
+// A client that comes while the running test's results are on display
+// waits for that test to go and gets the server; one that comes while a
+// test still runs is told the server is busy at once.
+func TestAdmitAfterResults(t *testing.T) {
+	srv := &Server{StepTimeout: 5 * time.Second}
+	srv.init()
+	local := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)}
+	ctl, _ := net.Pipe()
+	running := newServerTest(srv, ctl, newCookie(), local)
+	srv.cur = running
+
+	busy, peer := net.Pipe()
+	denied := make(chan []byte, 1)
+	go func() {
+		b, _ := io.ReadAll(peer)
+		denied <- b
+	}()
+	if _, ok := srv.admit(context.Background(), busy, local, newCookie(), 1); ok {
+		t.Fatal("admitted while a test runs")
+	}
+	if b := <-denied; string(b) != "\xff" {
+		t.Errorf("the busy answer was %q, want ACCESS_DENIED", b)
+	}
+
+	running.finishing.Store(true)
+	next, _ := net.Pipe()
+	admitted := make(chan *serverTest, 1)
+	go func() {
+		nt, _ := srv.admit(context.Background(), next, local, newCookie(), 2)
+		admitted <- nt
+	}()
+	select {
+	case <-admitted:
+		t.Fatal("admitted before the finishing test was gone")
+	case <-time.After(100 * time.Millisecond):
+	}
+	srv.mu.Lock()
+	srv.cur = nil
+	srv.mu.Unlock()
+	close(running.gone)
+	select {
+	case nt := <-admitted:
+		if nt == nil || srv.cur != nt {
+			t.Errorf("after the test went, admit gave %v, the server runs %v", nt, srv.cur)
+		}
+	case <-time.After(time.Second):
+		t.Fatal("still waiting after the finishing test was gone")
+	}
 }

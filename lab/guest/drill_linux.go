@@ -10,7 +10,6 @@ import (
 	"net"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -20,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/bondtop/bondtop/drill"
+	"github.com/bondtop/bondtop/internal/udpstat"
 )
 
 // The failover drill's lab helpers: the peer (bondtop serve in the peer
@@ -347,29 +347,9 @@ func (a *Arrivals) Drops() uint32 {
 func UDPReceiveErrors(t testing.TB, ns *NS) uint64 {
 	t.Helper()
 	var n uint64
-	err := ns.Do(func() error {
-		b, err := os.ReadFile("/proc/thread-self/net/snmp")
-		if err != nil {
-			return err
-		}
-		var names []string
-		for _, line := range strings.Split(string(b), "\n") {
-			f := strings.Fields(line)
-			if len(f) == 0 || f[0] != "Udp:" {
-				continue
-			}
-			if names == nil {
-				names = f
-				continue
-			}
-			for i, name := range names {
-				if name == "InErrors" && i < len(f) {
-					n, err = strconv.ParseUint(f[i], 10, 64)
-					return err
-				}
-			}
-		}
-		return fmt.Errorf("no Udp InErrors in /proc/net/snmp")
+	err := ns.Do(func() (err error) {
+		n, err = udpstat.InErrors()
+		return err
 	})
 	if err != nil {
 		t.Fatalf("UDP counters in %s: %v", ns.Name, err)
