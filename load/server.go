@@ -209,12 +209,15 @@ func (s *Server) handle(ctx context.Context, c net.Conn, local net.Addr, seq uin
 	c.SetDeadline(time.Now().Add(s.stepTimeout()))
 	var cookie [cookieSize]byte
 	_, err := io.ReadFull(c, cookie[:])
-	release()
 	if err != nil || !validCookie(cookie[:]) {
+		release()
 		c.Close()
 		return
 	}
+	// A connection waiting in admit for the last test to go keeps its
+	// place among the pending ones, so a flood of them is bounded too.
 	t, ok := s.admit(ctx, c, local, cookie, seq)
+	release()
 	if !ok {
 		return
 	}

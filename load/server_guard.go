@@ -50,8 +50,8 @@ func remoteAddr(c net.Conn) netip.Addr {
 	return netip.Addr{}
 }
 
-// pendingGate counts connections waiting for their cookie, in all and per
-// source.
+// pendingGate counts connections waiting for their cookie (or, with
+// it, for the last test to go), in all and per source.
 type pendingGate struct {
 	max, perSource int
 

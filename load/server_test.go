@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
+
 	"net"
 	"strings"
 	"testing"
@@ -226,52 +226,47 @@ func parseIperf3JSON(t *testing.T, out string) iperf3Report {
 	return r
 }
 
-// A client that comes while the running test's results are on display
-// waits for that test to go and gets the server; one that comes while a
-// test still runs is told the server is busy at once.
-func TestAdmitAfterResults(t *testing.T) {
-	srv := &Server{StepTimeout: 5 * time.Second}
-	srv.init()
-	local := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)}
-	ctl, _ := net.Pipe()
-	running := newServerTest(srv, ctl, newCookie(), local)
-	srv.cur = running
-
-	busy, peer := net.Pipe()
-	denied := make(chan []byte, 1)
-	go func() {
-		b, _ := io.ReadAll(peer)
-		denied <- b
-	}()
-	if _, ok := srv.admit(context.Background(), busy, local, newCookie(), 1); ok {
-		t.Fatal("admitted while a test runs")
-	}
-	if b := <-denied; string(b) != "\xff" {
-		t.Errorf("the busy answer was %q, want ACCESS_DENIED", b)
-	}
-
-	running.finishing.Store(true)
-	next, _ := net.Pipe()
-	admitted := make(chan *serverTest, 1)
-	go func() {
-		nt, _ := srv.admit(context.Background(), next, local, newCookie(), 2)
-		admitted <- nt
-	}()
-	select {
-	case <-admitted:
-		t.Fatal("admitted before the finishing test was gone")
-	case <-time.After(100 * time.Millisecond):
-	}
-	srv.mu.Lock()
-	srv.cur = nil
-	srv.mu.Unlock()
-	close(running.gone)
-	select {
-	case nt := <-admitted:
-		if nt == nil || srv.cur != nt {
-			t.Errorf("after the test went, admit gave %v, the server runs %v", nt, srv.cur)
+// A client that comes while the last test's results are on display (as
+// a script running iperf3 twice in a row does) waits for that test to go
+// and gets the server, instead of being told it is busy; while it waits
+// it keeps its place among the pending connections, so a flood of such
+// clients stays bounded.
+func TestServerAdmitsAfterResults(t *testing.T) {
+	port := startServer(t, &Server{StepTimeout: 5 * time.Second, MaxPendingPerSource: 1})
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	ctl, cookie := openTest(t, addr, params{TCP: true, Time: 10, Parallel: 1})
+	d := dialFrom(t, "127.0.0.1", port)
+	d.Write(cookie[:])
+	for _, want := range []state{stTestStart, stTestRunning} {
+		if st, err := ctl.readState(0); err != nil || st != want {
+			t.Fatalf("got %v, %v; want %v", st, err, want)
 		}
-	case <-time.After(time.Second):
-		t.Fatal("still waiting after the finishing test was gone")
+	}
+	ctl.writeState(stTestEnd)
+	if st, err := ctl.readState(0); err != nil || st != stExchangeResults {
+		t.Fatalf("got %v, %v; want EXCHANGE_RESULTS", st, err)
+	}
+	ctl.writeJSON(results{Streams: []streamResult{{ID: 1}}})
+	var theirs results
+	if err := ctl.readJSON(&theirs); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := ctl.readState(0); err != nil || st != stDisplayResults {
+		t.Fatalf("got %v, %v; want DISPLAY_RESULTS", st, err)
+	}
+
+	next := dialFrom(t, "127.0.0.1", port)
+	nextCookie := newCookie()
+	next.Write(nextCookie[:])
+	if !heldOpen(next) {
+		t.Fatal("a client that came while the results were on display was not held until the test went")
+	}
+	if err := closedAtOnce(dialFrom(t, "127.0.0.1", port)); err != nil {
+		t.Errorf("a second connection from the address whose one pending place is taken by the waiting client: %v", err)
+	}
+	ctl.writeState(stIperfDone)
+	nextCtl := &ctrl{c: next, timeout: 5 * time.Second, maxJSON: maxJSONClient}
+	if st, err := nextCtl.readState(0); err != nil || st != stParamExchange {
+		t.Fatalf("the waiting client got %v, %v; want PARAM_EXCHANGE once the last test went", st, err)
 	}
 }
