@@ -146,6 +146,9 @@ type options struct {
 	// webConfig is the metrics server's TLS and basic auth (a web config
 	// file); "" serves plain HTTP to anyone.
 	webConfig string
+	// metricsScheme is "https" when the web config turns TLS on, "http"
+	// otherwise: what the "serving metrics on" line says.
+	metricsScheme string
 	// flows lists the host's sockets for the flow table (live only; the
 	// demo source lists its own); nil without one.
 	flows collector.FlowReader
@@ -427,9 +430,11 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 	case o.json && !o.once && o.count == 0 && o.command == "" && o.replay == "":
 		return o, errors.New("--json needs --once or --count N (the dashboard is interactive)")
 	}
-	if err := checkWebConfig(o.listen, o.webConfig); err != nil {
+	scheme, err := checkWebConfig(o.listen, o.webConfig)
+	if err != nil {
 		return o, err
 	}
+	o.metricsScheme = scheme
 	for _, b := range o.bonds {
 		if strings.ContainsAny(b, "/\x00") || b == "." || b == ".." || strings.HasPrefix(b, "-") {
 			return o, fmt.Errorf("%q is not an interface name", b)

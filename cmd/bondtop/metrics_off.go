@@ -17,14 +17,12 @@ var errNoMetrics = errors.New("--listen, --web.config.file: this build of bondto
 // buildNote follows the version: what this build leaves out.
 const buildNote = " (no /metrics server: -tags nometrics)"
 
-func checkWebConfig(listen, file string) error {
+func checkWebConfig(listen, file string) (scheme string, err error) {
 	if listen != "" || file != "" {
-		return errNoMetrics
+		return "", errNoMetrics
 	}
-	return nil
+	return "http", nil
 }
-
-func metricsScheme(string) string { return "http" }
 
 func startMetrics(string, string, io.Writer) (metricsServer, func(), error) {
 	return nil, nil, errNoMetrics

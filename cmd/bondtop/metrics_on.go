@@ -47,32 +47,26 @@ const (
 // clear. internal/webconfig reads and checks the file in the format every
 // Prometheus exporter's --web.config.file takes: the YAML (strictly: an
 // unknown key is an error), the password hashes, the certificate and key.
-func checkWebConfig(listen, file string) error {
+// The scheme, "https" when the file turns TLS on and "http" otherwise, is
+// what the "serving metrics on" line says.
+func checkWebConfig(listen, file string) (scheme string, err error) {
 	if file == "" {
-		return nil
+		return "http", nil
 	}
 	if listen == "" {
-		return errors.New("--web.config.file needs --listen ADDR:PORT (it configures the metrics server)")
+		return "", errors.New("--web.config.file needs --listen ADDR:PORT (it configures the metrics server)")
 	}
-	if _, err := webconfig.Load(file); err != nil {
+	c, err := webconfig.Load(file)
+	if err != nil {
 		// YAML errors come in lines ("unmarshal errors:\n  line 2: ..."):
 		// one line reads better than an escaped newline.
 		msg := strings.Join(strings.Fields(err.Error()), " ")
-		return fmt.Errorf("--web.config.file %s: %s", file, printable.String(msg))
+		return "", fmt.Errorf("--web.config.file %s: %s", file, printable.String(msg))
 	}
-	return nil
-}
-
-// metricsScheme is "https" when the web config file (already checked)
-// turns TLS on, "http" otherwise: what the "serving metrics on" line says.
-func metricsScheme(webConfig string) string {
-	if webConfig == "" {
-		return "http"
+	if c.TLSEnabled() {
+		return "https", nil
 	}
-	if c, err := webconfig.Load(webConfig); err != nil || !c.TLSEnabled() {
-		return "http"
-	}
-	return "https"
+	return "http", nil
 }
 
 // startMetrics listens on addr and serves /metrics from the snapshots the

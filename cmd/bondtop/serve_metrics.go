@@ -62,7 +62,7 @@ func headless(src collector.Source, o options, stderr io.Writer) error {
 	if _, err := s.Sample(); err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "bondtop: serving metrics on %s://%s/metrics every %v; Ctrl-C stops\n", metricsScheme(o.webConfig), o.listen, o.interval)
+	fmt.Fprintf(stderr, "bondtop: serving metrics on %s://%s/metrics every %v; Ctrl-C stops\n", o.metricsScheme, o.listen, o.interval)
 	failing := ""
 	recovered := func(*collector.Snapshot) {
 		if failing != "" {
