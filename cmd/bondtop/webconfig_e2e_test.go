@@ -3,17 +3,10 @@
 package main
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
 	"io"
-	"math/big"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -24,6 +17,8 @@ import (
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/bondtop/bondtop/internal/testcert"
 )
 
 // The credentials every web config file of these tests accepts.
@@ -32,47 +27,27 @@ const (
 	webPassword = "s3cret scrape"
 )
 
-// writeWebConfig writes, in a new directory, a self-signed certificate
-// for 127.0.0.1 and its key, and a web config file (the Prometheus
-// exporter format) that serves TLS with them and asks for webUser's
-// bcrypt-hashed password. The certificate paths are relative, as the
-// format allows: relative to the config file's directory. It returns the
-// config file and the certificate's PEM file (a client's CA).
-func writeWebConfig(t *testing.T) (config, certFile string) {
+// writeWebConfig writes, in a new directory, a certificate for 127.0.0.1
+// and its key, the CA that signed it, and a web config file (the
+// Prometheus exporter format) that serves TLS with them and asks for
+// webUser's bcrypt-hashed password. The certificate paths are relative,
+// as the format allows: relative to the config file's directory. It
+// returns the config file and the CA's PEM file (a client's root).
+func writeWebConfig(t *testing.T) (config, caFile string) {
 	t.Helper()
 	dir := t.TempDir()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "bondtop test"},
-		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1)},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(time.Hour),
-		IsCA:                  true,
-		BasicConstraintsValid: true,
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ca := testcert.NewCA(t, "bondtop test CA")
+	server := testcert.Server(t, ca)
 	hash, err := bcrypt.GenerateFromPassword([]byte(webPassword), bcrypt.MinCost)
 	if err != nil {
 		t.Fatal(err)
 	}
-	certFile = filepath.Join(dir, "bondtop.crt")
+	caFile = filepath.Join(dir, "ca.crt")
 	config = filepath.Join(dir, "web.yml")
 	files := map[string][]byte{
-		certFile:                          pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		filepath.Join(dir, "bondtop.key"): pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}),
+		caFile:                            ca.CertPEM,
+		filepath.Join(dir, "bondtop.crt"): server.CertPEM,
+		filepath.Join(dir, "bondtop.key"): server.KeyPEM,
 		config: fmt.Appendf(nil, `tls_server_config:
   cert_file: bondtop.crt
   key_file: bondtop.key
@@ -85,15 +60,15 @@ basic_auth_users:
 			t.Fatal(err)
 		}
 	}
-	return config, certFile
+	return config, caFile
 }
 
 // TestHeadlessMetricsTLSBasicAuth runs the real binary with a web config
 // file: a scrape over TLS with the right credentials gets the metrics;
 // wrong or no credentials get 401; plain HTTP gets no metrics.
 func TestHeadlessMetricsTLSBasicAuth(t *testing.T) {
-	config, certFile := writeWebConfig(t)
-	pemCert, err := os.ReadFile(certFile)
+	config, caFile := writeWebConfig(t)
+	pemCert, err := os.ReadFile(caFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,7 +235,7 @@ func TestWebConfigFileErrors(t *testing.T) {
 // and the password the target is up and bondtop's series arrive; a job
 // with a wrong password sees the target down.
 func TestRealPrometheusTLSBasicAuth(t *testing.T) {
-	config, certFile := writeWebConfig(t)
+	config, caFile := writeWebConfig(t)
 	target := unusedLoopbackAddr(t)
 	bondtop := exec.Command(binary(t), "--demo", "--headless", "--listen", target, "--interval", "200ms", "--web.config.file", config)
 	var stderr lockedLog
@@ -280,7 +255,7 @@ func TestRealPrometheusTLSBasicAuth(t *testing.T) {
       password: %q
     static_configs:
       - targets: [%q]
-`, name, certFile, webUser, password, target)
+`, name, caFile, webUser, password, target)
 	}
 	prom := startPrometheus(t, "global:\n  scrape_interval: 1s\nscrape_configs:\n"+
 		job("bondtop", webPassword)+job("wrongpassword", "wrong"))

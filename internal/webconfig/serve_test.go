@@ -17,6 +17,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/bondtop/bondtop/internal/testcert"
 )
 
 // logLines collects what Serve logs.
@@ -98,10 +100,10 @@ func client(roots *x509.CertPool, keepAlive bool, certs ...tls.Certificate) *htt
 	}
 }
 
-func pool(cas ...*keyPair) *x509.CertPool {
+func pool(cas ...*testcert.KeyPair) *x509.CertPool {
 	p := x509.NewCertPool()
 	for _, ca := range cas {
-		p.AddCert(ca.cert)
+		p.AddCert(ca.Cert)
 	}
 	return p
 }
@@ -218,10 +220,10 @@ func TestTLS(t *testing.T) {
 	if err != nil || a.code != 200 || a.tls == nil {
 		t.Fatalf("a client trusting the CA: %+v %v", a, err)
 	}
-	if got := a.tls.PeerCertificates[0].SerialNumber; got.Cmp(f.server.cert.SerialNumber) != 0 {
-		t.Errorf("served certificate %v, want server.crt's %v", got, f.server.cert.SerialNumber)
+	if got := a.tls.PeerCertificates[0].SerialNumber; got.Cmp(f.server.Cert.SerialNumber) != 0 {
+		t.Errorf("served certificate %v, want server.crt's %v", got, f.server.Cert.SerialNumber)
 	}
-	if _, err := get(client(pool(newCA(t, "another CA")), false), "https://"+s.addr+"/metrics", "", ""); err == nil || !strings.Contains(err.Error(), "certificate") {
+	if _, err := get(client(pool(testcert.NewCA(t, "another CA")), false), "https://"+s.addr+"/metrics", "", ""); err == nil || !strings.Contains(err.Error(), "certificate") {
 		t.Errorf("a client trusting another CA: %v, want a certificate error", err)
 	}
 	if a, err := get(client(nil, false), "http://"+s.addr+"/metrics", "", ""); err == nil && (a.code == 200 || strings.HasPrefix(a.body, "ok")) {
@@ -234,11 +236,11 @@ func TestTLS(t *testing.T) {
 // by another CA, does not.
 func TestMutualTLS(t *testing.T) {
 	f := newFixture(t)
-	clients := newCA(t, "scrapers' CA")
-	writeFile(t, f.dir, "tls/clients.crt", clients.certPEM)
+	clients := testcert.NewCA(t, "scrapers' CA")
+	writeFile(t, f.dir, "tls/clients.crt", clients.CertPEM)
 	s := serve(t, f.config(t, tlsFiles+"  client_auth_type: RequireAndVerifyClientCert\n  client_ca_file: tls/clients.crt\n"))
 	url := "https://" + s.addr + "/metrics"
-	a, err := get(client(pool(f.ca), false, clientCert(t, clients, "scraper.example").tlsCert(t)), url, "", "")
+	a, err := get(client(pool(f.ca), false, testcert.Client(t, clients, "scraper.example").TLS(t)), url, "", "")
 	if err != nil || a.code != 200 {
 		t.Fatalf("a client certificate of the CA: %d %q %v", a.code, a.body, err)
 	}
@@ -246,7 +248,7 @@ func TestMutualTLS(t *testing.T) {
 		t.Errorf("no client certificate: %d %q", a.code, a.body)
 	}
 	// The server's own CA is not the clients' CA.
-	if a, err := get(client(pool(f.ca), false, clientCert(t, f.ca, "scraper.example").tlsCert(t)), url, "", ""); err == nil {
+	if a, err := get(client(pool(f.ca), false, testcert.Client(t, f.ca, "scraper.example").TLS(t)), url, "", ""); err == nil {
 		t.Errorf("a client certificate of another CA: %d %q", a.code, a.body)
 	}
 }
@@ -277,7 +279,7 @@ func TestClientAllowedSANs(t *testing.T) {
 			} {
 				var certs []tls.Certificate
 				if c.sans != nil {
-					certs = append(certs, clientCert(t, f.ca, c.sans...).tlsCert(t))
+					certs = append(certs, testcert.Client(t, f.ca, c.sans...).TLS(t))
 				}
 				a, err := get(client(pool(f.ca), false, certs...), url, "", "")
 				if ok := err == nil && a.code == 200; ok != c.ok {
@@ -326,19 +328,19 @@ func TestCertificateRotation(t *testing.T) {
 		}
 		return a.tls.PeerCertificates[0].SerialNumber
 	}
-	if got := serial(); got.Cmp(f.server.cert.SerialNumber) != 0 {
-		t.Fatalf("serving %v, want %v", got, f.server.cert.SerialNumber)
+	if got := serial(); got.Cmp(f.server.Cert.SerialNumber) != 0 {
+		t.Fatalf("serving %v, want %v", got, f.server.Cert.SerialNumber)
 	}
 
-	renamed := serverCert(t, f.ca)
-	for name, content := range map[string][]byte{"server.crt": renamed.certPEM, "server.key": renamed.keyPEM} {
+	renamed := testcert.Server(t, f.ca)
+	for name, content := range map[string][]byte{"server.crt": renamed.CertPEM, "server.key": renamed.KeyPEM} {
 		writeFile(t, f.dir, "tls/new-"+name, content)
 		if err := os.Rename(filepath.Join(f.dir, "tls/new-"+name), filepath.Join(f.dir, "tls", name)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if got := serial(); got.Cmp(renamed.cert.SerialNumber) != 0 {
-		t.Errorf("after a rename: serving %v, want the new %v", got, renamed.cert.SerialNumber)
+	if got := serial(); got.Cmp(renamed.Cert.SerialNumber) != 0 {
+		t.Errorf("after a rename: serving %v, want the new %v", got, renamed.Cert.SerialNumber)
 	}
 
 	// Rewritten in place within the file system's clock tick: the same
@@ -347,7 +349,7 @@ func TestCertificateRotation(t *testing.T) {
 	for i := range 3 {
 		crt, key := filepath.Join(f.dir, "tls/server.crt"), filepath.Join(f.dir, "tls/server.key")
 		inPlace := sameSize(t, f.ca, crt, key)
-		for name, content := range map[string][]byte{crt: inPlace.certPEM, key: inPlace.keyPEM} {
+		for name, content := range map[string][]byte{crt: inPlace.CertPEM, key: inPlace.KeyPEM} {
 			before, err := os.Stat(name)
 			if err != nil {
 				t.Fatal(err)
@@ -362,15 +364,15 @@ func TestCertificateRotation(t *testing.T) {
 				t.Fatalf("%s: the stamp changed (%v), the test proves nothing", name, err)
 			}
 		}
-		if got := serial(); got.Cmp(inPlace.cert.SerialNumber) != 0 {
-			t.Errorf("after rewrite %d in place: serving %v, want the new %v", i, got, inPlace.cert.SerialNumber)
+		if got := serial(); got.Cmp(inPlace.Cert.SerialNumber) != 0 {
+			t.Errorf("after rewrite %d in place: serving %v, want the new %v", i, got, inPlace.Cert.SerialNumber)
 		}
 	}
 }
 
 // sameSize is a new server certificate whose PEM files are as long as
 // those at crt and key (the certificate padded after its PEM block).
-func sameSize(t *testing.T, ca *keyPair, crt, key string) *keyPair {
+func sameSize(t *testing.T, ca *testcert.KeyPair, crt, key string) *testcert.KeyPair {
 	t.Helper()
 	oldCrt, err := os.ReadFile(crt)
 	if err != nil {
@@ -381,11 +383,11 @@ func sameSize(t *testing.T, ca *keyPair, crt, key string) *keyPair {
 		t.Fatal(err)
 	}
 	for range 100 {
-		k := serverCert(t, ca)
-		if len(k.keyPEM) != len(oldKey) || len(k.certPEM) > len(oldCrt) {
+		k := testcert.Server(t, ca)
+		if len(k.KeyPEM) != len(oldKey) || len(k.CertPEM) > len(oldCrt) {
 			continue
 		}
-		k.certPEM = append(k.certPEM, strings.Repeat("\n", len(oldCrt)-len(k.certPEM))...)
+		k.CertPEM = append(k.CertPEM, strings.Repeat("\n", len(oldCrt)-len(k.CertPEM))...)
 		return k
 	}
 	t.Fatal("no certificate of the same size in 100")

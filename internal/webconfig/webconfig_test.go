@@ -1,17 +1,8 @@
 package webconfig
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"maps"
-	"math/big"
-	"net"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -20,105 +11,9 @@ import (
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/bondtop/bondtop/internal/testcert"
 )
-
-// keyPair is a certificate and its key, parsed and as PEM.
-type keyPair struct {
-	cert            *x509.Certificate
-	key             *ecdsa.PrivateKey
-	certPEM, keyPEM []byte
-}
-
-// tlsCert is the pair as crypto/tls takes it (a client's certificate).
-func (k *keyPair) tlsCert(t testing.TB) tls.Certificate {
-	t.Helper()
-	c, err := tls.X509KeyPair(k.certPEM, k.keyPEM)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
-// issue signs tmpl with parent's key (itself when parent is nil), with a
-// new P-256 key and a random serial number, valid for an hour either side.
-func issue(t testing.TB, tmpl *x509.Certificate, parent *keyPair) *keyPair {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if tmpl.SerialNumber, err = rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 64)); err != nil {
-		t.Fatal(err)
-	}
-	tmpl.NotBefore, tmpl.NotAfter = time.Now().Add(-time.Hour), time.Now().Add(time.Hour)
-	signer, signerKey := tmpl, key
-	if parent != nil {
-		signer, signerKey = parent.cert, parent.key
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, signer, &key.PublicKey, signerKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &keyPair{
-		cert:    cert,
-		key:     key,
-		certPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		keyPEM:  pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}),
-	}
-}
-
-func newCA(t testing.TB, name string) *keyPair {
-	return issue(t, &x509.Certificate{
-		Subject:               pkix.Name{CommonName: name},
-		IsCA:                  true,
-		BasicConstraintsValid: true,
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-	}, nil)
-}
-
-// serverCert is a certificate for 127.0.0.1 signed by ca.
-func serverCert(t testing.TB, ca *keyPair) *keyPair {
-	return issue(t, &x509.Certificate{
-		Subject:     pkix.Name{CommonName: "bondtop test server"},
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
-		KeyUsage:    x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}, ca)
-}
-
-// clientCert is a client certificate signed by ca carrying sans: each a
-// DNS name, an IP address, an e-mail address or a URI, by its look.
-func clientCert(t testing.TB, ca *keyPair, sans ...string) *keyPair {
-	tmpl := &x509.Certificate{
-		Subject:     pkix.Name{CommonName: "scraper"},
-		KeyUsage:    x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	}
-	for _, s := range sans {
-		if ip := net.ParseIP(s); ip != nil {
-			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
-		} else if strings.Contains(s, "://") {
-			u, err := url.Parse(s)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tmpl.URIs = append(tmpl.URIs, u)
-		} else if strings.Contains(s, "@") {
-			tmpl.EmailAddresses = append(tmpl.EmailAddresses, s)
-		} else {
-			tmpl.DNSNames = append(tmpl.DNSNames, s)
-		}
-	}
-	return issue(t, tmpl, ca)
-}
 
 // writeFile writes content to dir/name, creating directories.
 func writeFile(t testing.TB, dir, name string, content []byte) string {
@@ -149,19 +44,19 @@ func hash(t testing.TB, password string) string {
 // tls/other.key (a pair that is not server.crt's key's), tls/empty.pem.
 type fixture struct {
 	dir    string
-	ca     *keyPair
-	server *keyPair
+	ca     *testcert.KeyPair
+	server *testcert.KeyPair
 }
 
 func newFixture(t testing.TB) *fixture {
-	f := &fixture{dir: t.TempDir(), ca: newCA(t, "bondtop test CA")}
-	f.server = serverCert(t, f.ca)
-	other := serverCert(t, f.ca)
-	writeFile(t, f.dir, "tls/server.crt", f.server.certPEM)
-	writeFile(t, f.dir, "tls/server.key", f.server.keyPEM)
-	writeFile(t, f.dir, "tls/ca.crt", f.ca.certPEM)
-	writeFile(t, f.dir, "tls/other.crt", other.certPEM)
-	writeFile(t, f.dir, "tls/other.key", other.keyPEM)
+	f := &fixture{dir: t.TempDir(), ca: testcert.NewCA(t, "bondtop test CA")}
+	f.server = testcert.Server(t, f.ca)
+	other := testcert.Server(t, f.ca)
+	writeFile(t, f.dir, "tls/server.crt", f.server.CertPEM)
+	writeFile(t, f.dir, "tls/server.key", f.server.KeyPEM)
+	writeFile(t, f.dir, "tls/ca.crt", f.ca.CertPEM)
+	writeFile(t, f.dir, "tls/other.crt", other.CertPEM)
+	writeFile(t, f.dir, "tls/other.key", other.KeyPEM)
 	writeFile(t, f.dir, "tls/empty.pem", []byte("no PEM here\n"))
 	return f
 }
@@ -195,8 +90,8 @@ func TestLoad(t *testing.T) {
 		}},
 		{"TLS, absolute paths", "tls_server_config:\n  cert_file: " + filepath.Join(f.dir, "tls/server.crt") +
 			"\n  key_file: " + filepath.Join(f.dir, "tls/server.key") + "\n", "", (*Config).TLSEnabled},
-		{"inline cert and key", "tls_server_config:\n  cert: |\n" + indent(string(f.server.certPEM)) +
-			"\n  key: |\n" + indent(string(f.server.keyPEM)) + "\n", "", (*Config).TLSEnabled},
+		{"inline cert and key", "tls_server_config:\n  cert: |\n" + indent(string(f.server.CertPEM)) +
+			"\n  key: |\n" + indent(string(f.server.KeyPEM)) + "\n", "", (*Config).TLSEnabled},
 		{"empty TLS section", "tls_server_config: {}\n", "", func(c *Config) bool { return !c.TLSEnabled() }},
 		{"every key", tlsFiles + `  client_auth_type: RequireAndVerifyClientCert
   client_ca_file: tls/ca.crt
@@ -295,17 +190,17 @@ basic_auth_users:
 // does not repeat it (it ends up in logs).
 func TestLoadSecretsNotShown(t *testing.T) {
 	f := newFixture(t)
-	other := serverCert(t, f.ca)
+	other := testcert.Server(t, f.ca)
 	for _, content := range []string{
 		"basic_auth_users:\n  prometheus: hunter2-plaintext\n",
 		"tls_server_config:\n  cert_file: tls/server.crt\n  key: |\n    " +
-			strings.ReplaceAll(strings.TrimSpace(string(other.keyPEM)), "\n", "\n    ") + "\n",
+			strings.ReplaceAll(strings.TrimSpace(string(other.KeyPEM)), "\n", "\n    ") + "\n",
 	} {
 		_, err := Load(f.config(t, content))
 		if err == nil {
 			t.Fatalf("accepted:\n%s", content)
 		}
-		for _, secret := range []string{"hunter2", strings.Split(string(other.keyPEM), "\n")[1]} {
+		for _, secret := range []string{"hunter2", strings.Split(string(other.KeyPEM), "\n")[1]} {
 			if strings.Contains(err.Error(), secret) {
 				t.Errorf("error %q shows the secret", err)
 			}
