@@ -239,40 +239,38 @@ func (s *Server) handle(ctx context.Context, c net.Conn, local net.Addr, seq uin
 // server is busy (iperf3's own server takes one test at a time and holds
 // the next client in its backlog until then).
 func (s *Server) admit(ctx context.Context, c net.Conn, local net.Addr, cookie [cookieSize]byte, seq uint64) (*serverTest, bool) {
-	waited := false
-	for {
-		s.mu.Lock()
-		cur := s.cur
-		switch {
-		case cur != nil && cur.cookie == cookie:
-			s.mu.Unlock()
-			if why := cur.offerStream(c, seq); why != "" {
-				s.refusedf("refused %s: %s", c.RemoteAddr(), why)
-				deny(c)
-			}
-			return nil, false
-		case cur != nil && cur.finishing.Load() && !waited:
-			s.mu.Unlock()
-			waited = true
-			select {
-			case <-cur.gone:
-			case <-time.After(s.stepTimeout()):
-			case <-ctx.Done():
-				c.Close()
-				return nil, false
-			}
-			continue
-		case cur != nil:
-			s.mu.Unlock()
-			s.refusedf("refused %s: busy with the test from %s", c.RemoteAddr(), cur.peer)
-			deny(c)
+	s.mu.Lock()
+	cur := s.cur
+	if cur != nil && cur.cookie != cookie && cur.finishing.Load() {
+		s.mu.Unlock()
+		select {
+		case <-cur.gone:
+		case <-time.After(s.stepTimeout()):
+		case <-ctx.Done():
+			c.Close()
 			return nil, false
 		}
-		t := newServerTest(s, c, cookie, local)
-		s.cur = t
-		s.mu.Unlock()
-		return t, true
+		s.mu.Lock()
+		cur = s.cur
 	}
+	switch {
+	case cur != nil && cur.cookie == cookie:
+		s.mu.Unlock()
+		if why := cur.offerStream(c, seq); why != "" {
+			s.refusedf("refused %s: %s", c.RemoteAddr(), why)
+			deny(c)
+		}
+		return nil, false
+	case cur != nil:
+		s.mu.Unlock()
+		s.refusedf("refused %s: busy with the test from %s", c.RemoteAddr(), cur.peer)
+		deny(c)
+		return nil, false
+	}
+	t := newServerTest(s, c, cookie, local)
+	s.cur = t
+	s.mu.Unlock()
+	return t, true
 }
 
 // deny answers ACCESS_DENIED, as a busy iperf3 server does.

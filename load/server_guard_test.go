@@ -225,11 +225,7 @@ func TestServerIdleIgnoresTrickle(t *testing.T) {
 	ctl, cookie := openTest(t, addr, params{TCP: true, Time: 30, Parallel: 1, Len: 128 << 10})
 	d := dialFrom(t, "127.0.0.1", port)
 	d.Write(cookie[:])
-	for _, want := range []state{stTestStart, stTestRunning} {
-		if st, err := ctl.readState(0); err != nil || st != want {
-			t.Fatalf("got %v, %v; want %v", st, err, want)
-		}
-	}
+	expectStates(t, ctl, stTestStart, stTestRunning)
 	start := time.Now()
 	go func() {
 		for range 50 {
@@ -260,14 +256,21 @@ func openTest(t *testing.T, addr string, p params) (*ctrl, [cookieSize]byte) {
 	ctl := &ctrl{c: c, timeout: 5 * time.Second, maxJSON: maxJSONClient}
 	cookie := newCookie()
 	c.Write(cookie[:])
-	if st, err := ctl.readState(0); err != nil || st != stParamExchange {
-		t.Fatalf("got %v, %v; want PARAM_EXCHANGE", st, err)
-	}
+	expectStates(t, ctl, stParamExchange)
 	ctl.writeJSON(p)
-	if st, err := ctl.readState(0); err != nil || st != stCreateStreams {
-		t.Fatalf("got %v, %v; want CREATE_STREAMS", st, err)
-	}
+	expectStates(t, ctl, stCreateStreams)
 	return ctl, cookie
+}
+
+// expectStates reads states from the server, one at a time, and stops
+// the test at the first that is not the one wanted.
+func expectStates(t *testing.T, ctl *ctrl, want ...state) {
+	t.Helper()
+	for _, w := range want {
+		if st, err := ctl.readState(0); err != nil || st != w {
+			t.Fatalf("got %v, %v; want %v", st, err, w)
+		}
+	}
 }
 
 // A reverse UDP test sends only to the control connection's address: a
@@ -322,11 +325,7 @@ func TestServerUDPNoReflection(t *testing.T) {
 	if n, err := own.Read(buf); err != nil || string(buf[:n]) != udpConnectReply {
 		t.Fatalf("own hello: %q, %v; want the reply", buf[:n], err)
 	}
-	for _, want := range []state{stTestStart, stTestRunning} {
-		if st, err := ctl.readState(0); err != nil || st != want {
-			t.Fatalf("got %v, %v; want %v", st, err, want)
-		}
-	}
+	expectStates(t, ctl, stTestStart, stTestRunning)
 	var ownGot int64
 	deadline := time.Now().Add(2 * time.Second)
 	for time.Now().Before(deadline) {

@@ -187,9 +187,7 @@ func vanish(t *testing.T, addr string, streams, connect int, keepControl bool) {
 		defer c.Close()
 	}
 	ctl.writeJSON(params{TCP: true, Time: 10, Parallel: streams})
-	if st, err := ctl.readState(0); err != nil || st != stCreateStreams {
-		t.Fatalf("got %v, %v; want CREATE_STREAMS", st, err)
-	}
+	expectStates(t, ctl, stCreateStreams)
 	for range connect {
 		d, err := net.Dial("tcp", addr)
 		if err != nil {
@@ -237,23 +235,15 @@ func TestServerAdmitsAfterResults(t *testing.T) {
 	ctl, cookie := openTest(t, addr, params{TCP: true, Time: 10, Parallel: 1})
 	d := dialFrom(t, "127.0.0.1", port)
 	d.Write(cookie[:])
-	for _, want := range []state{stTestStart, stTestRunning} {
-		if st, err := ctl.readState(0); err != nil || st != want {
-			t.Fatalf("got %v, %v; want %v", st, err, want)
-		}
-	}
+	expectStates(t, ctl, stTestStart, stTestRunning)
 	ctl.writeState(stTestEnd)
-	if st, err := ctl.readState(0); err != nil || st != stExchangeResults {
-		t.Fatalf("got %v, %v; want EXCHANGE_RESULTS", st, err)
-	}
+	expectStates(t, ctl, stExchangeResults)
 	ctl.writeJSON(results{Streams: []streamResult{{ID: 1}}})
 	var theirs results
 	if err := ctl.readJSON(&theirs); err != nil {
 		t.Fatal(err)
 	}
-	if st, err := ctl.readState(0); err != nil || st != stDisplayResults {
-		t.Fatalf("got %v, %v; want DISPLAY_RESULTS", st, err)
-	}
+	expectStates(t, ctl, stDisplayResults)
 
 	next := dialFrom(t, "127.0.0.1", port)
 	nextCookie := newCookie()
@@ -266,7 +256,6 @@ func TestServerAdmitsAfterResults(t *testing.T) {
 	}
 	ctl.writeState(stIperfDone)
 	nextCtl := &ctrl{c: next, timeout: 5 * time.Second, maxJSON: maxJSONClient}
-	if st, err := nextCtl.readState(0); err != nil || st != stParamExchange {
-		t.Fatalf("the waiting client got %v, %v; want PARAM_EXCHANGE once the last test went", st, err)
-	}
+	// Once the last test went, the waiting client gets the server.
+	expectStates(t, nextCtl, stParamExchange)
 }
