@@ -122,22 +122,20 @@ type dashboard struct {
 	ctx context.Context
 	// cores gives load tests and drills every core while they run.
 	cores *cores
-	// posted are updates from other goroutines (load tests) waiting for
-	// the event loop; see post.
-	postMu     sync.Mutex
-	posted     []func()
-	postQueued bool
+	// posted are updates from other goroutines (load tests, drills)
+	// waiting for the event loop; see post.
+	posted mailbox[func()]
+	// news carries the sampler's snapshots and its error to the event
+	// loop: none (and none of their events) is dropped when the loop
+	// falls behind; they are applied in one go.
+	news mailbox[feedNews]
+}
 
-	// Snapshots wait here between the sampler's goroutine and the event
-	// loop. tview's QueueUpdateDraw waits until the loop has run the
-	// update, and forever once the loop has stopped, so the sampler never
-	// calls it: it appends here, and one short-lived goroutine at a time
-	// queues a drain. No snapshot (and none of its events) is dropped when
-	// the loop falls behind; they are applied in one go.
-	mu         sync.Mutex
-	pending    []*collector.Snapshot
-	pendingErr error
-	queued     bool
+// feedNews is what the feed tells the event loop: a snapshot, or the
+// error that ended the feed.
+type feedNews struct {
+	snap *collector.Snapshot
+	err  error
 }
 
 func newDashboard(o Options) *dashboard {
@@ -150,6 +148,8 @@ func newDashboard(o Options) *dashboard {
 		ctx:   context.Background(),
 		loadp: newLoadPanel(o.Load, o.LoadUnavailable),
 	}
+	d.posted = mailbox[func()]{queue: d.queueDraw, handle: runAll}
+	d.news = mailbox[feedNews]{queue: d.queueDraw, handle: d.applyNews}
 	d.model.Bond = o.Bond
 	_, d.model.Playback = o.Feed.(Player)
 	if r, ok := o.Feed.(Recycler); ok {
@@ -209,10 +209,7 @@ func (d *dashboard) run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		if err := d.feed.Run(ctx, d.deliver); err != nil {
-			d.mu.Lock()
-			d.pendingErr = err
-			d.mu.Unlock()
-			d.deliver(nil)
+			d.news.put(feedNews{err: err})
 		}
 	})
 	wg.Go(func() {
@@ -225,40 +222,51 @@ func (d *dashboard) run(ctx context.Context) error {
 	return err
 }
 
-// deliver hands a snapshot (nil: only news of pendingErr) to the event
-// loop. It runs on the sampler's goroutine and never blocks.
-func (d *dashboard) deliver(s *collector.Snapshot) {
-	d.mu.Lock()
-	if s != nil {
-		d.pending = append(d.pending, s)
+// deliver hands a snapshot to the event loop. It runs on the sampler's
+// goroutine and never blocks.
+func (d *dashboard) deliver(s *collector.Snapshot) { d.news.put(feedNews{snap: s}) }
+
+// post runs fn on the event loop, from any goroutine, without waiting.
+func (d *dashboard) post(fn func()) { d.posted.put(fn) }
+
+// queueDraw hands fn to the event loop and redraws after it.
+func (d *dashboard) queueDraw(fn func()) { d.app.QueueUpdateDraw(fn) }
+
+// runAll runs posted functions in the order they were posted.
+func runAll(fns []func()) {
+	for _, fn := range fns {
+		fn()
 	}
-	if d.queued {
-		d.mu.Unlock()
-		return
-	}
-	d.queued = true
-	d.mu.Unlock()
-	// If the loop has stopped this goroutine waits for good; there is at
-	// most one, and the process is on its way out.
-	go d.app.QueueUpdateDraw(d.drain)
 }
 
-// drain applies every snapshot that arrived; tview redraws afterwards.
-func (d *dashboard) drain() {
-	d.mu.Lock()
-	batch, err := d.pending, d.pendingErr
-	d.pending, d.queued = nil, false
-	d.mu.Unlock()
-	d.apply(batch)
+// applyNews applies every snapshot that arrived, then the feed's error if
+// it ended; tview redraws afterwards.
+func (d *dashboard) applyNews(news []feedNews) {
+	var err error
+	for _, n := range news {
+		if n.snap != nil {
+			d.model.Apply(n.snap)
+		}
+		if n.err != nil {
+			err = n.err
+		}
+	}
+	d.applied()
 	if err != nil {
 		d.model.SourceErr = err
 	}
 }
 
+// apply applies snapshots in order (the first one, and tests').
 func (d *dashboard) apply(batch []*collector.Snapshot) {
 	for _, s := range batch {
 		d.model.Apply(s)
 	}
+	d.applied()
+}
+
+// applied follows the snapshots just applied to the Model.
+func (d *dashboard) applied() {
 	d.model.Interval = d.feed.Interval()
 	// Several bonds and none named: ask once which one to watch.
 	if d.model.Bond == "" && len(d.model.Bonds()) > 1 && !d.chooserShown {

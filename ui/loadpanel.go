@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/bondtop/bondtop/collector"
@@ -709,37 +710,12 @@ func loadErrWords(err error) string {
 		return "the server refused the test: " + err.Error()
 	case errors.Is(err, load.ErrStopped):
 		return "stopped before the streams ran"
-	case strings.Contains(err.Error(), "connection refused"):
+	case errors.Is(err, syscall.ECONNREFUSED):
 		return "refused: nothing listens on that port (start iperf3 -s or bondtop serve there): " + err.Error()
 	case strings.Contains(err.Error(), "no route") || strings.Contains(err.Error(), "unreachable") || strings.Contains(err.Error(), "i/o timeout"):
 		return "unreachable: " + err.Error()
 	}
 	return err.Error()
-}
-
-// post runs fn on the event loop, from any goroutine, without waiting:
-// like deliver, at most one goroutine waits in QueueUpdateDraw, and it
-// runs everything posted meanwhile in order.
-func (d *dashboard) post(fn func()) {
-	d.postMu.Lock()
-	d.posted = append(d.posted, fn)
-	if d.postQueued {
-		d.postMu.Unlock()
-		return
-	}
-	d.postQueued = true
-	d.postMu.Unlock()
-	go d.app.QueueUpdateDraw(d.runPosted)
-}
-
-func (d *dashboard) runPosted() {
-	d.postMu.Lock()
-	fns := d.posted
-	d.posted, d.postQueued = nil, false
-	d.postMu.Unlock()
-	for _, fn := range fns {
-		fn()
-	}
 }
 
 // dockRect is where the running test goes: the bottom panels' place,
