@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/internal/cores"
+	"github.com/bondtop/bondtop/ui/term"
 	"github.com/gdamore/tcell/v2"
 	"github.com/gdamore/tcell/v2/terminfo"
 	"github.com/rivo/tview"
@@ -57,13 +59,13 @@ type Options struct {
 	Screen tcell.Screen
 	// terminfo describes Screen's terminal when it is a terminfo screen
 	// made with it: the painter sends frames with it (Run sets it), to
-	// frames when it is set (openFrameWriter), else to Screen's tty.
+	// frames when it is set (OpenFrameWriter), else to Screen's tty.
 	terminfo *terminfo.Terminfo
 	frames   io.WriteCloser
 	// NoColor draws with attributes only; NO_COLOR in the environment
 	// sets it too.
 	NoColor bool
-	// Load runs the load panel's tests (LiveLoad, DemoLoad); when nil,
+	// Load runs the load panel's tests (loadrun.Live, loadrun.Demo); when nil,
 	// LoadUnavailable says why not, in words.
 	Load            LoadRunner
 	LoadUnavailable string
@@ -93,7 +95,7 @@ type dashboard struct {
 	app *tview.Application
 	// screen is what the dashboard draws on (nil when tview opens the
 	// terminal itself, in tests that never draw).
-	screen *quietScreen
+	screen *term.Screen
 	feed   Feed
 	model  *Model
 	th     *theme
@@ -121,7 +123,7 @@ type dashboard struct {
 	// ctx ends with the dashboard: load tests stop cleanly with it.
 	ctx context.Context
 	// cores gives load tests and drills every core while they run.
-	cores *cores
+	cores *cores.Cores
 	// posted are updates from other goroutines (load tests, drills)
 	// waiting for the event loop; see post.
 	posted mailbox[func()]
@@ -174,8 +176,8 @@ func newDashboard(o Options) *dashboard {
 	d.app.SetInputCapture(d.handleKey)
 	d.app.EnableMouse(!o.NoMouse)
 	if o.Screen != nil {
-		d.screen = newQuietScreen(o.Screen, o.terminfo)
-		d.screen.frames = o.frames
+		d.screen = term.NewScreen(o.Screen, o.terminfo)
+		d.screen.Frames = o.frames
 		d.app.SetScreen(d.screen)
 	}
 	if o.First != nil {
@@ -187,13 +189,13 @@ func newDashboard(o Options) *dashboard {
 // Run shows the dashboard until the user quits or ctx ends.
 func Run(ctx context.Context, o Options) error {
 	if o.Screen == nil {
-		screen, ti, err := openTerminal()
+		screen, ti, err := term.OpenTerminal()
 		if err != nil {
 			return err
 		}
 		o.Screen, o.terminfo = screen, ti
 		if ti != nil {
-			o.frames = openFrameWriter()
+			o.frames = term.OpenFrameWriter()
 		}
 	}
 	return newDashboard(o).run(ctx)
@@ -203,8 +205,8 @@ func (d *dashboard) run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	d.ctx = ctx
-	d.cores = narrowCores()
-	defer d.cores.undo()
+	d.cores = cores.Narrow()
+	defer d.cores.Undo()
 
 	var wg sync.WaitGroup
 	wg.Go(func() {

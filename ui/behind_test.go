@@ -9,6 +9,7 @@ import (
 
 	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/load"
+	"github.com/bondtop/bondtop/loadrun"
 )
 
 // The header says when sampling cannot keep the interval, with the pace
@@ -35,9 +36,9 @@ func TestHeaderShowsHiddenLoadTest(t *testing.T) {
 	h, src := demoHost(t, 40)
 	s := demoSim(t, h, 120, 30, false)
 	p := s.d.loadp
-	p.runner = DemoLoad{Source: src}
+	p.runner = loadrun.Demo{Source: src}
 	p.req.Config = load.Config{Target: "10.20.0.100", Streams: 2, Duration: 10 * time.Second}
-	p.run = &LoadRun{Bond: "bond0"}
+	p.run = &loadrun.Run{Bond: "bond0"}
 	p.editing = false
 	p.elapsed = 3 * time.Second
 	p.sent = load.StreamStats{Bytes: 1 << 30, BitsPerSecond: 2e9}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/internal/units"
 	"github.com/gdamore/tcell/v2"
 	"github.com/rivo/tview"
 )
@@ -61,7 +62,7 @@ func (c *trafficChart) show(hist historyReader, lines []chartLine, from, to time
 	c.hist, c.lines, c.from, c.to = hist, lines, from, to
 }
 
-// yLabelWidth holds the widest shortSI label ("1.23G") and a space.
+// yLabelWidth holds the widest units.Short label ("1.23G") and a space.
 const yLabelWidth = 6
 
 // brailleCells are the 256 braille patterns as strings, made once: a
@@ -178,7 +179,7 @@ func (c *trafficChart) Draw(screen tcell.Screen) {
 
 	// The y axis: full scale, half scale (room permitting), zero.
 	label := func(row int, v float64) {
-		drawText(screen, x, y+row, yLabelWidth-1, padLeft(shortSI(v), yLabelWidth-1), c.th.dim)
+		drawText(screen, x, y+row, yLabelWidth-1, padLeft(units.Short(v), yLabelWidth-1), c.th.dim)
 	}
 	label(0, scale)
 	if plotRows >= 3 && plotRows%2 == 1 {

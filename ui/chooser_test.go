@@ -12,6 +12,7 @@ import (
 	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/diagnose"
 	"github.com/bondtop/bondtop/internal/bondtree"
+	"github.com/bondtop/bondtop/internal/natural"
 )
 
 // manyBonds is a host of 64 802.3ad bonds over two slaves each, bond7's
@@ -138,8 +139,8 @@ func TestNaturalCompare(t *testing.T) {
 		{"eth9", "eth10", -1}, {"bond", "bond0", -1}, {"b1s2", "b1s10", -1},
 		{"bond01", "bond1", 1}, {"a", "b", -1}, {"bond-a", "bond0", -1},
 	} {
-		if got := naturalCompare(c.a, c.b); got != c.want {
-			t.Errorf("naturalCompare(%q, %q) = %d, want %d", c.a, c.b, got, c.want)
+		if got := natural.Compare(c.a, c.b); got != c.want {
+			t.Errorf("natural.Compare(%q, %q) = %d, want %d", c.a, c.b, got, c.want)
 		}
 	}
 }

@@ -374,7 +374,7 @@ func (f *tickingFeed) Run(ctx context.Context, emit func(*collector.Snapshot)) e
 	}
 }
 
-// Nothing clears the screen between frames (quietScreen), so whatever an
+// Nothing clears the screen between frames (Screen), so whatever an
 // older frame left where nothing is drawn now must be blanked, including
 // in the selected row, which is restyled as the screen holds it.
 func TestNoStaleCellsBetweenFrames(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/diagnose"
+	"github.com/bondtop/bondtop/loadrun"
 	"github.com/gdamore/tcell/v2"
 )
 
@@ -134,7 +135,7 @@ func TestDiagnosisSelectAndScroll(t *testing.T) {
 func TestNewPanelsEverySize(t *testing.T) {
 	h, src := demoHost(t, 40)
 	s := demoSim(t, h, 80, 24, false)
-	s.d.loadp.runner = DemoLoad{Source: src}
+	s.d.loadp.runner = loadrun.Demo{Source: src}
 	for _, key := range []string{"d", "f", "l"} {
 		s.press(key)
 		for _, size := range [][2]int{{0, 0}, {1, 1}, {2, 2}, {11, 3}, {12, 4}, {40, 12}, {80, 24}, {160, 48}} {

@@ -9,6 +9,7 @@ import (
 	"github.com/gdamore/tcell/v2"
 
 	"github.com/bondtop/bondtop/drill"
+	"github.com/bondtop/bondtop/loadrun"
 )
 
 // The failover drill, from the load panel: Ctrl-F there drills the
@@ -19,26 +20,10 @@ import (
 // and shows the result. Prepare and Run wait on the network and the
 // kernel, so they run off the event loop and answer through post.
 
-// Driller prepares failover drills. A LoadRunner that can drill (LiveLoad)
+// Driller prepares failover drills. A LoadRunner that can drill (loadrun.Live)
 // is one; the demo and --root cannot.
 type Driller interface {
-	PrepareDrill(ctx context.Context, o drill.Options) (PreparedDrill, error)
-}
-
-// PreparedDrill is a planned drill: what it will do, and doing it.
-// *drill.Drill is one.
-type PreparedDrill interface {
-	Describe() string
-	Run(ctx context.Context, progress func(string)) (*drill.Result, error)
-}
-
-// PrepareDrill plans a drill on the live host (drill.Prepare).
-func (LiveLoad) PrepareDrill(ctx context.Context, o drill.Options) (PreparedDrill, error) {
-	d, err := drill.Prepare(ctx, o)
-	if err != nil {
-		return nil, err
-	}
-	return d, nil
+	PrepareDrill(ctx context.Context, o drill.Options) (loadrun.PreparedDrill, error)
 }
 
 // drillStep is where the panel's drill is.
@@ -56,7 +41,7 @@ const (
 type drillState struct {
 	step     drillStep
 	gen      int // tells a late answer from a cancelled drill's
-	plan     PreparedDrill
+	plan     loadrun.PreparedDrill
 	progress []string
 	result   *drill.Result
 	err      error
@@ -110,7 +95,7 @@ func (d *dashboard) runDrill() {
 	ctx, cancel := context.WithCancel(d.ctx)
 	st.step, st.cancel = drillRunning, cancel
 	gen, plan := st.gen, st.plan
-	release := d.cores.acquire()
+	release := d.cores.Acquire()
 	go func() {
 		defer release()
 		res, err := plan.Run(ctx, func(s string) {

@@ -8,17 +8,18 @@ import (
 	"github.com/gdamore/tcell/v2"
 
 	"github.com/bondtop/bondtop/drill"
+	"github.com/bondtop/bondtop/loadrun"
 )
 
 // scriptedDriller stands in for the live host in the panel's own test:
 // the drill itself is tested on the real bonding driver (lab).
 type scriptedDriller struct {
-	LiveLoad
+	loadrun.Live
 	asked chan drill.Options
 	plan  *scriptedDrill
 }
 
-func (s scriptedDriller) PrepareDrill(_ context.Context, o drill.Options) (PreparedDrill, error) {
+func (s scriptedDriller) PrepareDrill(_ context.Context, o drill.Options) (loadrun.PreparedDrill, error) {
 	s.asked <- o
 	return s.plan, nil
 }
@@ -72,7 +73,7 @@ func TestDrillPanel(t *testing.T) {
 func TestDrillPanelUnavailable(t *testing.T) {
 	h, src := demoHost(t, 5)
 	s := demoSim(t, h, 100, 30, false)
-	s.d.loadp.runner = DemoLoad{Source: src}
+	s.d.loadp.runner = loadrun.Demo{Source: src}
 	s.press("l")
 	s.key(tcell.KeyCtrlF, 0)
 	mustContain(t, s.text(), "the failover drill acts on a live bond")

@@ -8,6 +8,7 @@ import (
 
 	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/internal/units"
 	"github.com/gdamore/tcell/v2"
 )
 
@@ -209,7 +210,7 @@ func (d *dashboard) renderFlows(width, _ int) []line {
 		}
 		pred := "-"
 		if rates {
-			pred = shortSI(sf.TxBps)
+			pred = units.Short(sf.TxBps)
 		}
 		st := th.slave(i)
 		if d.flows.slave == s.Name {
@@ -217,7 +218,7 @@ func (d *dashboard) renderFlows(width, _ int) []line {
 		}
 		row := line{{padRight(s.Name, nameW+1), st}, {padLeft(strconv.Itoa(sf.Flows), 6) + padLeft(pred, 14) + padLeft(shortBits(s.TxBps), 13), th.base}}
 		if rates && s.TxBps != nil && *s.TxBps > 1.2*sf.TxBps+1e6 {
-			row = row.add("  "+shortSI(*s.TxBps-sf.TxBps)+" from elsewhere", th.dim)
+			row = row.add("  "+units.Short(*s.TxBps-sf.TxBps)+" from elsewhere", th.dim)
 		}
 		out = append(out, row)
 	}
@@ -253,9 +254,9 @@ func (d *dashboard) renderFlows(width, _ int) []line {
 		var tx, rx string
 		switch {
 		case rates && f.HaveRate:
-			tx, rx = shortSI(f.TxBps), shortSI(f.RxBps)
+			tx, rx = units.Short(f.TxBps), units.Short(f.RxBps)
 		case f.HaveBytes:
-			tx, rx = shortSI(float64(f.TxBytes)), shortSI(float64(f.RxBytes))
+			tx, rx = units.Short(float64(f.TxBytes)), units.Short(float64(f.RxBytes))
 		default:
 			tx, rx = "-", "-"
 		}

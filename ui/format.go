@@ -18,33 +18,8 @@ func shortBits(bps *float64) string {
 	if bps == nil {
 		return "-"
 	}
-	return shortSI(*bps)
+	return units.Short(*bps)
 }
-
-func shortSI(v float64) string {
-	if math.IsNaN(v) || v < 0 {
-		return "-"
-	}
-	i := 0
-	for v >= 999.5 && i < len(siPrefixes)-1 {
-		v /= 1000
-		i++
-	}
-	prec := 2
-	switch {
-	case i == 0, v >= 99.95:
-		prec = 0
-	case v >= 9.995:
-		prec = 1
-	}
-	// Formatted into a buffer on the stack: the only allocation is the
-	// string (a frame formats a few dozen rates).
-	var buf [32]byte
-	return string(append(strconv.AppendFloat(buf[:0], v, 'f', prec, 64), siPrefixes[i]...))
-}
-
-// siPrefixes are shortSI's multipliers' letters, by power of 1000.
-var siPrefixes = [...]string{"", "k", "M", "G", "T", "P"}
 
 // longBits is a rate with its unit, for the header and details: "1.23 Gbit/s".
 func longBits(bps *float64) string {

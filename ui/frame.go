@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"github.com/bondtop/bondtop/ui/term"
 	"github.com/gdamore/tcell/v2"
 	"github.com/rivo/tview"
 )
@@ -22,8 +23,8 @@ func drawFrame(screen tcell.Screen, box *tview.Box, title string, legend int, fo
 		return
 	}
 	if clear {
-		if q, ok := screen.(*quietScreen); ok {
-			q.blankIn(x, y, w, h, *th.base) // what stays unwritten, once
+		if q, ok := screen.(*term.Screen); ok {
+			q.BlankIn(x, y, w, h, *th.base) // what stays unwritten, once
 		} else {
 			for row := y; row < y+h; row++ {
 				fill(screen, x, row, w, th.base)

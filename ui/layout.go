@@ -118,8 +118,8 @@ func (l *screenLayout) Draw(screen tcell.Screen) {
 		// sent on every frame (three times the CPU with the flows open).
 		d.placeOverlay(x, y, w, h)
 		if d.screen != nil {
-			d.screen.cover(d.overlay.GetRect())
-			defer d.screen.uncover()
+			d.screen.Cover(d.overlay.GetRect())
+			defer d.screen.Uncover()
 		}
 	}
 	place(d.header, p.header)
@@ -131,7 +131,7 @@ func (l *screenLayout) Draw(screen tcell.Screen) {
 	place(d.footer, p.footer)
 	if d.overlayName != "" {
 		if d.screen != nil {
-			d.screen.uncover()
+			d.screen.Uncover()
 		}
 		d.overlay.Draw(screen)
 	}

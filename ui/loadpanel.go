@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"github.com/bondtop/bondtop/diagnose"
 	"github.com/bondtop/bondtop/internal/units"
 	"github.com/bondtop/bondtop/load"
+	"github.com/bondtop/bondtop/loadrun"
 	"github.com/gdamore/tcell/v2"
 )
 
@@ -59,9 +61,9 @@ type loadPanel struct {
 
 	// The current test; gen tells its late news from an older test's.
 	gen      int
-	req      LoadRequest
+	req      loadrun.Request
 	bond     string
-	run      *LoadRun
+	run      *loadrun.Run
 	startErr error
 	rows     []load.StreamStats
 	sent     load.StreamStats
@@ -104,9 +106,9 @@ func (d *dashboard) openLoad() {
 		p.editing = true
 	}
 	if p.text[fieldTarget] == "" {
-		if _, demo := p.runner.(DemoLoad); demo {
+		if tp, ok := p.runner.(targetProposer); ok {
 			if b := d.model.Selected(); b != nil {
-				p.text[fieldTarget] = demoPeer(b)
+				p.text[fieldTarget] = tp.ProposeTarget(b)
 			}
 		}
 	}
@@ -202,14 +204,14 @@ func (d *dashboard) editLoad() bool {
 
 // strategyChoices are the port strategies the form cycles through, one
 // "one slave" entry per slave of the selected bond.
-func (d *dashboard) strategyChoices() []LoadRequest {
-	out := []LoadRequest{{Strategy: load.Spread}}
+func (d *dashboard) strategyChoices() []loadrun.Request {
+	out := []loadrun.Request{{Strategy: load.Spread}}
 	if b := d.model.Selected(); b != nil {
 		for i := range b.Slaves {
-			out = append(out, LoadRequest{Strategy: load.OneSlave, Slave: b.Slaves[i].Name})
+			out = append(out, loadrun.Request{Strategy: load.OneSlave, Slave: b.Slaves[i].Name})
 		}
 	}
-	return append(out, LoadRequest{Strategy: load.FixedPorts}, LoadRequest{Strategy: load.KernelPorts})
+	return append(out, loadrun.Request{Strategy: load.FixedPorts}, loadrun.Request{Strategy: load.KernelPorts})
 }
 
 func (d *dashboard) cycleChoice(step int) {
@@ -222,7 +224,7 @@ func (d *dashboard) cycleChoice(step int) {
 		p.direction = load.Direction(wrapN(int(p.direction), 3))
 	case fieldStrategy:
 		cs := d.strategyChoices()
-		i := slices.IndexFunc(cs, func(r LoadRequest) bool { return r.Strategy == p.strategy && r.Slave == p.slave })
+		i := slices.IndexFunc(cs, func(r loadrun.Request) bool { return r.Strategy == p.strategy && r.Slave == p.slave })
 		c := cs[wrapN(max(i, 0), len(cs))]
 		p.strategy, p.slave = c.Strategy, c.Slave
 	}
@@ -231,8 +233,8 @@ func (d *dashboard) cycleChoice(step int) {
 // formRequest turns the form into a request, or says what is wrong with
 // which field. It does no I/O: the host is only checked for its shape
 // here; resolving it is the runner's, off the event loop.
-func (p *loadPanel) formRequest() (LoadRequest, int, error) {
-	req := LoadRequest{Strategy: p.strategy, Slave: p.slave}
+func (p *loadPanel) formRequest() (loadrun.Request, int, error) {
+	req := loadrun.Request{Strategy: p.strategy, Slave: p.slave}
 	c := &req.Config
 	host, port, err := load.ParseTarget(p.text[fieldTarget])
 	if err != nil {
@@ -326,7 +328,7 @@ func (d *dashboard) startLoad() {
 	}
 	p.bond = d.model.Bond
 	ctx, runner := d.ctx, p.runner
-	release := d.cores.acquire()
+	release := d.cores.Acquire()
 	go func() {
 		run, err := runner.Start(ctx, b, req)
 		if err != nil {
@@ -338,7 +340,7 @@ func (d *dashboard) startLoad() {
 
 // loadStarted takes the started test (or why not); release gives the
 // cores back when the test ends.
-func (d *dashboard) loadStarted(gen int, run *LoadRun, err error, release func()) {
+func (d *dashboard) loadStarted(gen int, run *loadrun.Run, err error, release func()) {
 	p := d.loadp
 	if gen != p.gen {
 		if run != nil {
@@ -381,7 +383,7 @@ func (d *dashboard) loadInterval(gen int, iv load.Interval) {
 	p.rows, p.sent, p.received, p.elapsed = iv.Streams, iv.Sent, iv.Received, iv.End
 }
 
-func (d *dashboard) loadDone(gen int, run *LoadRun, sum load.Summary, err error) {
+func (d *dashboard) loadDone(gen int, run *loadrun.Run, sum load.Summary, err error) {
 	p := d.loadp
 	// Every test's end goes to the events log, a superseded one's too.
 	d.model.addEvents([]collector.Event{{Time: d.now(), Bond: orText(run.Bond, d.model.Bond), Kind: EventLoadTest,
@@ -430,7 +432,7 @@ func (d *dashboard) now() time.Time {
 }
 
 // loadSummaryText is the one-line result for the events log.
-func loadSummaryText(run *LoadRun, sum *load.Summary, err error) string {
+func loadSummaryText(run *loadrun.Run, sum *load.Summary, err error) string {
 	if err != nil {
 		return fmt.Sprintf("load test to %s failed: %v", run.Target, err)
 	}
@@ -452,7 +454,7 @@ func loadSummaryText(run *LoadRun, sum *load.Summary, err error) string {
 }
 
 // streamsPerSlave says where the streams went: "ens1f0 2, ens1f1 2".
-func streamsPerSlave(ss []load.StreamSummary, run *LoadRun) string {
+func streamsPerSlave(ss []load.StreamSummary, run *loadrun.Run) string {
 	counts := map[string]int{}
 	var order []string
 	for _, s := range ss {
@@ -474,7 +476,7 @@ func streamsPerSlave(ss []load.StreamSummary, run *LoadRun) string {
 }
 
 // slaveOf is a stream's predicted slave: planned, else from its port.
-func slaveOf(info load.StreamInfo, run *LoadRun) string {
+func slaveOf(info load.StreamInfo, run *loadrun.Run) string {
 	if info.PredictedSlave != "" || run == nil || run.Predict == nil || !info.Sender {
 		return info.PredictedSlave
 	}
@@ -657,7 +659,7 @@ func (d *dashboard) renderLoadRun(width, height int) []line {
 		}
 		item := line{{padRight(fmt.Sprintf("#%-2d :%d", c.info.ID, c.info.SourcePort), 11), th.base},
 			{padRight(orText(slave, "-"), 9), st},
-			{dir + " " + padLeft(shortSI(c.bps), 6) + retr, th.base}}
+			{dir + " " + padLeft(units.Short(c.bps), 6) + retr, th.base}}
 		if i%cols != 0 {
 			row = append(row, span{padRight("", cellW+2-prevWidth(row, cellW+2)), th.base})
 		}
@@ -675,7 +677,7 @@ func (d *dashboard) renderLoadRun(width, height int) []line {
 		if len(p.moved) > 0 {
 			parts := make([]string, len(p.moved))
 			for i, m := range p.moved {
-				parts[i] = fmt.Sprintf("%s tx %sB rx %sB", m.Name, shortSI(float64(m.TxBytes)), shortSI(float64(m.RxBytes)))
+				parts[i] = fmt.Sprintf("%s tx %sB rx %sB", m.Name, units.Short(float64(m.TxBytes)), units.Short(float64(m.RxBytes)))
 			}
 			for _, text := range wrap("slaves' counters meanwhile (all traffic): "+strings.Join(parts, ", "), width, "  ") {
 				out = append(out, line{{text, th.base}})
@@ -732,4 +734,17 @@ func (d *dashboard) dockRect() (rect, bool) {
 		return rect{}, false
 	}
 	return rect{0, top, v.rx.w + v.tx.w, bottom - top}, true
+}
+
+// LoadRunner starts the load panel's tests. Start may wait on the network
+// (DNS, the route lookup, a neighbour nudge), so the panel calls it off
+// the event loop, and never touches a widget from it.
+type LoadRunner interface {
+	Start(ctx context.Context, b *collector.BondSample, req loadrun.Request) (*loadrun.Run, error)
+}
+
+// targetProposer is a LoadRunner that knows where a test of the bond
+// should go before the admin types it (the demo's simulated peer).
+type targetProposer interface {
+	ProposeTarget(b *collector.BondSample) string
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/load"
+	"github.com/bondtop/bondtop/loadrun"
 	"github.com/gdamore/tcell/v2"
 )
 
@@ -23,7 +24,7 @@ func (s *sim) typeField(text string) {
 func TestLoadFormValidation(t *testing.T) {
 	h, src := demoHost(t, 5)
 	s := demoSim(t, h, 80, 24, false)
-	s.d.loadp.runner = DemoLoad{Source: src}
+	s.d.loadp.runner = loadrun.Demo{Source: src}
 	s.press("l")
 	screen := s.text()
 	mustContain(t, screen, "New load test over bond0")
@@ -159,7 +160,7 @@ func TestLoadPanelAgainstServer(t *testing.T) {
 	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
 
 	h := failoverHost(t)
-	l := startLoop(t, h, Options{Bond: "bond0", Load: LiveLoad{}})
+	l := startLoop(t, h, Options{Bond: "bond0", Load: loadrun.Live{}})
 	l.keys("l")
 	l.waitFor(5*time.Second, "New load test over bond0")
 	// target, then the duration: 2 s; the rate: 200 Mbit/s per stream.
@@ -219,7 +220,7 @@ func TestLoadPanelAgainstServer(t *testing.T) {
 // names where they went.
 func TestLoadPanelDemo(t *testing.T) {
 	h, src := demoHost(t, 5)
-	l := startLoop(t, h, Options{Bond: "bond0", Load: DemoLoad{Source: src}})
+	l := startLoop(t, h, Options{Bond: "bond0", Load: loadrun.Demo{Source: src}})
 	l.keys("l")
 	l.waitFor(5*time.Second, "New load test over bond0", "10.20.0.100")
 	l.keys(tcell.KeyEnter)
@@ -238,7 +239,7 @@ func TestLoadPanelDemo(t *testing.T) {
 func TestGoldenLoadForm(t *testing.T) {
 	h, src := demoHost(t, 40)
 	s := demoSim(t, h, 80, 24, false)
-	s.d.loadp.runner = DemoLoad{Source: src}
+	s.d.loadp.runner = loadrun.Demo{Source: src}
 	s.press("l")
 	s.goldenPanel("demo-load-form-80x24")
 }
@@ -249,10 +250,10 @@ func TestLoadDockedEverySize(t *testing.T) {
 	h, src := demoHost(t, 40)
 	s := demoSim(t, h, 80, 24, false)
 	p := s.d.loadp
-	p.runner = DemoLoad{Source: src}
+	p.runner = loadrun.Demo{Source: src}
 	p.req.Config = load.Config{Target: "10.20.0.100", Streams: 2, Duration: 10 * time.Second}
 	info := []load.StreamInfo{{ID: 1, Sender: true, SourcePort: 40001, PredictedSlave: "ens1f0"}, {ID: 3, Sender: true, SourcePort: 40002, PredictedSlave: "ens2f1"}}
-	p.run = &LoadRun{Bond: "bond0", Notes: []string{"a note long enough to wrap on a narrow terminal, and then some more words"}}
+	p.run = &loadrun.Run{Bond: "bond0", Notes: []string{"a note long enough to wrap on a narrow terminal, and then some more words"}}
 	p.rows = []load.StreamStats{{StreamInfo: info[0], BitsPerSecond: 1e9}, {StreamInfo: info[1], BitsPerSecond: 2e9}}
 	p.editing = false
 	s.press("l")

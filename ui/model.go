@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/internal/natural"
 )
 
 // SortOrder is how the slaves table orders its rows.
@@ -207,7 +208,7 @@ func (m *Model) Bonds() []string { return m.known }
 // addKnown adds a bond to Bonds, kept in natural order (bond2 before
 // bond10) so the list, [ ] and 1-9 agree with how names read.
 func (m *Model) addKnown(name string) {
-	if i, found := slices.BinarySearchFunc(m.known, name, naturalCompare); !found {
+	if i, found := slices.BinarySearchFunc(m.known, name, natural.Compare); !found {
 		m.known = slices.Insert(m.known, i, name)
 	}
 }

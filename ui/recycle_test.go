@@ -14,6 +14,7 @@ import (
 	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/load"
+	"github.com/bondtop/bondtop/loadrun"
 )
 
 // recyclingDemo is a Sampler over the demo that fills again the
@@ -184,7 +185,7 @@ type heldRunner struct {
 	reread  chan chan string
 }
 
-func (r *heldRunner) Start(_ context.Context, b *collector.BondSample, _ LoadRequest) (*LoadRun, error) {
+func (r *heldRunner) Start(_ context.Context, b *collector.BondSample, _ loadrun.Request) (*loadrun.Run, error) {
 	asJSON := func() string {
 		out, err := json.Marshal(b)
 		if err != nil {
@@ -205,7 +206,7 @@ func TestLoadRunnerGetsABondOfItsOwn(t *testing.T) {
 	runner := &heldRunner{started: make(chan string, 1), reread: make(chan chan string)}
 	d := newDashboard(Options{Feed: s, First: sample(), Bond: "bond0", Load: runner,
 		Screen: tcell.NewSimulationScreen("UTF-8")})
-	d.loadp.req = LoadRequest{Config: load.Config{Target: "10.20.0.100"}}
+	d.loadp.req = loadrun.Request{Config: load.Config{Target: "10.20.0.100"}}
 	d.startLoad()
 	before := <-runner.started
 	for range 5 {

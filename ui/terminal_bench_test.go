@@ -2,51 +2,18 @@ package ui
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/ui/term/termtest"
 	"github.com/gdamore/tcell/v2"
 	"github.com/gdamore/tcell/v2/terminfo"
 )
-
-// nullTty is a terminal that swallows output and never types: tcell's
-// real screen (terminfo encoding, dirty-cell tracking) on top of it costs
-// what it costs on a user's terminal, minus the kernel's write.
-type nullTty struct {
-	width, height int
-	written       int64
-	closed        chan struct{}
-	once          sync.Once
-}
-
-func newNullTty(w, h int) *nullTty { return &nullTty{width: w, height: h, closed: make(chan struct{})} }
-
-func (t *nullTty) Start() error        { return nil }
-func (t *nullTty) Stop() error         { return nil }
-func (t *nullTty) Drain() error        { return t.Close() } // tcell drains, then waits for its reader
-func (t *nullTty) NotifyResize(func()) {}
-func (t *nullTty) Write(b []byte) (int, error) {
-	t.written += int64(len(b))
-	return len(b), nil
-}
-func (t *nullTty) Read([]byte) (int, error) {
-	<-t.closed
-	return 0, io.EOF
-}
-func (t *nullTty) Close() error {
-	t.once.Do(func() { close(t.closed) })
-	return nil
-}
-func (t *nullTty) WindowSize() (tcell.WindowSize, error) {
-	return tcell.WindowSize{Width: t.width, Height: t.height}, nil
-}
 
 // memSource is a Source in memory: bond0 as the 4-slave procfs fixture
 // says, its counters moving at a lively pace. Sampling it costs next to
@@ -130,20 +97,20 @@ func benchTerminalFrame(b *testing.B, width, height int, painted bool, overlay .
 		d.openOverlay(name)
 	}
 	b.ReportAllocs()
-	tty.written = 0
+	tty.Written = 0
 	cpu := cpuTime()
 	for b.Loop() {
 		frame()
 	}
 	b.ReportMetric(float64((cpuTime()-cpu).Nanoseconds())/float64(b.N), "cpu-ns/op")
-	b.ReportMetric(float64(tty.written)/float64(b.N), "tty-bytes/op")
+	b.ReportMetric(float64(tty.Written)/float64(b.N), "tty-bytes/op")
 }
 
 // terminalDashboard is a dashboard on tcell's real terminal screen over a
 // nullTty, fed by a sampler whose counters move; frame takes a sample and
 // draws it. painted: the frames go out through the painter, as they do on
 // a user's terminal; otherwise through tcell's Show.
-func terminalDashboard(tb testing.TB, width, height int, painted bool) (*dashboard, *nullTty, func()) {
+func terminalDashboard(tb testing.TB, width, height int, painted bool) (*dashboard, *termtest.NullTty, func()) {
 	now := start
 	s := collector.NewSampler(newMemSource(tb), collector.Options{
 		Interval: 100 * time.Millisecond, Clock: func() time.Time { return now },
@@ -161,7 +128,7 @@ func terminalDashboard(tb testing.TB, width, height int, painted bool) (*dashboa
 	if err != nil {
 		tb.Fatal(err)
 	}
-	tty := newNullTty(width, height)
+	tty := termtest.NewNullTty(width, height)
 	screen, err := tcell.NewTerminfoScreenFromTtyTerminfo(tty, ti)
 	if err != nil {
 		tb.Fatal(err)
@@ -189,11 +156,11 @@ func TestOverlayFramesSendOnlyChanges(t *testing.T) {
 		for range 5 {
 			frame() // settle after a change of view
 		}
-		tty.written = 0
+		tty.Written = 0
 		for range frames {
 			frame()
 		}
-		return tty.written
+		return tty.Written
 	}
 	for range 600 {
 		frame() // a minute of history: the graphs scroll

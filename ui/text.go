@@ -3,6 +3,7 @@ package ui
 import (
 	"strings"
 
+	"github.com/bondtop/bondtop/ui/term"
 	"github.com/gdamore/tcell/v2"
 	"github.com/rivo/uniseg"
 )
@@ -34,13 +35,6 @@ func textWidth(s string) int {
 	return len(s)
 }
 
-// asciiCell reports whether s starts with printable ASCII not followed by
-// a combining mark: its own grapheme cluster, one column wide. Most of the
-// screen is, and telling so is much cheaper than uniseg.
-func asciiCell(s string) bool {
-	return s != "" && s[0] >= 0x20 && s[0] < 0x7f && (len(s) == 1 || s[1] < 0x80)
-}
-
 // width is the number of screen columns the line takes.
 func (l line) width() int {
 	w := 0
@@ -70,15 +64,15 @@ func drawText(screen tcell.Screen, x, y, maxWidth int, text string, stylePtr *tc
 	style := styleValue(stylePtr)
 	used := 0
 	state := -1
-	q, quiet := screen.(*quietScreen)
+	q, quiet := screen.(*term.Screen)
 	for text != "" && used < maxWidth {
-		if asciiCell(text) {
+		if term.ASCIICell(text) {
 			n := 1
 			if quiet {
-				for n < len(text) && used+n < maxWidth && asciiCell(text[n:]) {
+				for n < len(text) && used+n < maxWidth && term.ASCIICell(text[n:]) {
 					n++
 				}
-				q.putASCII(x+used, y, text[:n], style)
+				q.PutASCII(x+used, y, text[:n], style)
 			} else {
 				screen.Put(x+used, y, text[:1], style)
 			}
@@ -106,8 +100,8 @@ func drawText(screen tcell.Screen, x, y, maxWidth int, text string, stylePtr *tc
 // and bars need their background to reach the end.
 func fill(screen tcell.Screen, x, y, width int, stylePtr *tcell.Style) {
 	style := styleValue(stylePtr)
-	if q, ok := screen.(*quietScreen); ok && width <= len(blanks) {
-		q.putASCII(x, y, spaces(width), style)
+	if q, ok := screen.(*term.Screen); ok && width <= len(blanks) {
+		q.PutASCII(x, y, spaces(width), style)
 		return
 	}
 	for i := range max(width, 0) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/collector/flowmeter"
+	"github.com/bondtop/bondtop/internal/units"
 )
 
 // The flows view over the flow meter's traffic: every flow on the bond's
@@ -171,10 +172,10 @@ func (d *dashboard) renderMeasured(b *collector.BondSample, width int) []line {
 		}
 		other := "-"
 		if ms.LostTxBps+ms.LostRxBps > 0 {
-			other = shortSI(ms.LostTxBps + ms.LostRxBps)
+			other = units.Short(ms.LostTxBps + ms.LostRxBps)
 		}
-		out = append(out, line{{padRight(s.Name, nameW+1), st}, {padLeft(strconv.Itoa(ms.TxFlows), 9) + padLeft(shortSI(ms.TxBps), 8) + padLeft(shortBits(s.TxBps), 9) +
-			padLeft(strconv.Itoa(ms.RxFlows), 10) + padLeft(shortSI(ms.RxBps), 8) + padLeft(shortBits(s.RxBps), 9) + padLeft(other, 8), th.base}})
+		out = append(out, line{{padRight(s.Name, nameW+1), st}, {padLeft(strconv.Itoa(ms.TxFlows), 9) + padLeft(units.Short(ms.TxBps), 8) + padLeft(shortBits(s.TxBps), 9) +
+			padLeft(strconv.Itoa(ms.RxFlows), 10) + padLeft(units.Short(ms.RxBps), 8) + padLeft(shortBits(s.RxBps), 9) + padLeft(other, 8), th.base}})
 	}
 	out = append(out, nil)
 	return append(out, d.flowRows.rows(d, b, width, nameW, filter)...)
@@ -243,9 +244,9 @@ func (d *dashboard) measuredRows(b *collector.BondSample, width, nameW int, filt
 		rate := "-"
 		switch {
 		case rates && f.HaveRate:
-			rate = shortSI(f.Bps)
+			rate = units.Short(f.Bps)
 		case !rates:
-			rate = shortSI(float64(f.Bytes)) + "B"
+			rate = units.Short(float64(f.Bytes)) + "B"
 		}
 		st := th.dim
 		if i, ok := index[f.Slave]; ok {
@@ -304,7 +305,7 @@ func (d *dashboard) topTalkers(b *collector.BondSample, slave string) []line {
 			}
 			n++
 			text := fmt.Sprintf("%s %-5s %s -> %s", dir, f.ProtoName(), endpoint(f.Src, f.SrcPort, f.SrcMAC), endpoint(f.Dst, f.DstPort, f.DstMAC))
-			row := line{{padRight(truncate(text, 60), 61), th.base}, {padLeft(shortSI(f.Bps), 7), th.strong}}
+			row := line{{padRight(truncate(text, 60), 61), th.base}, {padLeft(units.Short(f.Bps), 7), th.strong}}
 			if f.Disagrees() {
 				row = row.add("  predicted "+f.PredictedSlave(), th.bad)
 			}

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/loadrun"
 	"github.com/bondtop/bondtop/ui"
 )
 
@@ -46,9 +47,9 @@ func dashboard(src collector.Source, o options) error {
 	uo := ui.Options{Feed: s, First: first, Bond: bond, NoMouse: o.noMouse}
 	switch src := src.(type) {
 	case *collector.DemoSource:
-		uo.Load = ui.DemoLoad{Source: src}
+		uo.Load = loadrun.Demo{Source: src}
 	case *collector.LiveSource:
-		uo.Load = ui.LiveLoad{}
+		uo.Load = loadrun.Live{}
 	default:
 		uo.LoadUnavailable = "Load tests run from the live host over its own bonds. --root shows a copy of another host's /proc and /sys: run bondtop on that host (or try --demo) to test a bond."
 	}

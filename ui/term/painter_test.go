@@ -1,4 +1,4 @@
-package ui
+package term
 
 import (
 	"bytes"
@@ -12,13 +12,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bondtop/bondtop/ui/term/termtest"
 	"github.com/gdamore/tcell/v2"
 	"github.com/gdamore/tcell/v2/terminfo"
+	"github.com/rivo/uniseg"
 )
 
-// recordingTty is a nullTty that keeps what is written to it.
+// recordingTty is a termtest.NullTty that keeps what is written to it.
 type recordingTty struct {
-	*nullTty
+	*termtest.NullTty
 	out bytes.Buffer
 }
 
@@ -27,11 +29,11 @@ func (t *recordingTty) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
-// scriptedScreen is a quietScreen on tcell's terminal screen over a
+// scriptedScreen is a Screen on tcell's terminal screen over a
 // recordingTty, with the painter (ti) or without (nil).
-func scriptedScreen(t *testing.T, ti, painterTi *terminfo.Terminfo, width, height int) (*quietScreen, *recordingTty) {
+func scriptedScreen(t *testing.T, ti, painterTi *terminfo.Terminfo, width, height int) (*Screen, *recordingTty) {
 	t.Helper()
-	tty := &recordingTty{nullTty: newNullTty(width, height)}
+	tty := &recordingTty{NullTty: termtest.NewNullTty(width, height)}
 	screen, err := tcell.NewTerminfoScreenFromTtyTerminfo(tty, ti)
 	if err != nil {
 		t.Fatal(err)
@@ -40,11 +42,11 @@ func scriptedScreen(t *testing.T, ti, painterTi *terminfo.Terminfo, width, heigh
 		t.Fatal(err)
 	}
 	t.Cleanup(screen.Fini)
-	return newQuietScreen(screen, painterTi), tty
+	return NewScreen(screen, painterTi), tty
 }
 
-// paintStyles are the styles the scripted frames draw with: the theme's,
-// and the kinds of colour and attribute a terminal is sent.
+// paintStyles are the styles the scripted frames draw with: the
+// dashboard theme's, and the kinds of colour and attribute a terminal is sent.
 func paintStyles() []tcell.Style {
 	d := tcell.StyleDefault
 	styles := []tcell.Style{
@@ -61,16 +63,15 @@ func paintStyles() []tcell.Style {
 		d.Italic(true).StrikeThrough(true),
 		d.Foreground(tcell.ColorReset),
 	}
-	for _, th := range []*theme{newTheme(false), newTheme(true)} {
-		styles = append(styles, *th.base, *th.strong, *th.selectedBlur)
-	}
+	// The dashboard's own: strong text in colour and in mono (NO_COLOR).
+	styles = append(styles, d.Foreground(tcell.ColorWhite).Bold(true), d.Bold(true))
 	return styles
 }
 
 // scriptFrame draws frame n: a border, rows of text in many styles, cells
 // that change from frame to frame, cells left unwritten, now and then a
 // wide character, the bottom-right cell and the cursor.
-func scriptFrame(q *quietScreen, n int) {
+func scriptFrame(q *Screen, n int) {
 	styles := paintStyles()
 	r := rand.New(rand.NewPCG(7, uint64(n)))
 	w, h := q.Screen.Size()
@@ -89,7 +90,7 @@ func scriptFrame(q *quietScreen, n int) {
 				word = "世界" // wide: the frame goes through tcell
 			}
 			q.PutStrStyled(x, y, word, styles[r.IntN(len(styles))])
-			x += textWidth(word) + 1 + r.IntN(3)
+			x += uniseg.StringWidth(word) + 1 + r.IntN(3)
 		}
 	}
 	q.PutStrStyled(0, h-1, fmt.Sprintf("frame %d", n), styles[n%len(styles)])

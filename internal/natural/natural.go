@@ -1,8 +1,10 @@
-package ui
+// Package natural orders names as a person reads them (bond2 before
+// bond10), for every list bondtop shows.
+package natural
 
-// naturalCompare orders names as a person reads them: runs of digits by
+// Compare orders names as a person reads them: runs of digits by
 // their value, so bond2 comes before bond10 and eth9 before eth10.
-func naturalCompare(a, b string) int {
+func Compare(a, b string) int {
 	for a != "" && b != "" {
 		da, db := digitRun(a), digitRun(b)
 		if da > 0 && db > 0 {

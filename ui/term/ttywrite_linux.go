@@ -1,4 +1,4 @@
-package ui
+package term
 
 import (
 	"io"
@@ -23,10 +23,10 @@ type frameWriter struct {
 	fd int
 }
 
-// openFrameWriter opens the controlling terminal for the frames; nil when
+// OpenFrameWriter opens the controlling terminal for the frames; nil when
 // it cannot, or when the descriptor is not non-blocking (then tcell's own
 // writes serve).
-func openFrameWriter() io.WriteCloser { return openFrameWriterAt("/dev/tty") }
+func OpenFrameWriter() io.WriteCloser { return openFrameWriterAt("/dev/tty") }
 
 // openFrameWriterAt opens the terminal device at path for the frames.
 func openFrameWriterAt(path string) io.WriteCloser {

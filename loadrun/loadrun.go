@@ -1,4 +1,9 @@
-package ui
+// Package loadrun connects the dashboard's load panel to the engines that
+// do the work: Live starts tests with package load over this host's
+// network (placing streams by the bond's own hash) and prepares drills with
+// package drill; Demo runs tests inside the demo's simulation. The screen
+// (package ui) only follows a Run; cmd/bondtop picks the runner.
+package loadrun
 
 import (
 	"context"
@@ -11,35 +16,29 @@ import (
 	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/diagnose"
+	"github.com/bondtop/bondtop/drill"
 	"github.com/bondtop/bondtop/load"
 )
 
-// LoadRunner starts the load panel's tests. Start may wait on the network
-// (DNS, the route lookup, a neighbour nudge), so the panel calls it off
-// the event loop, and never touches a widget from it.
-type LoadRunner interface {
-	Start(ctx context.Context, b *collector.BondSample, req LoadRequest) (*LoadRun, error)
-}
-
-// LoadRequest is the load form, validated.
-type LoadRequest struct {
+// Request is the load form, validated.
+type Request struct {
 	Config   load.Config
 	Strategy load.Strategy
 	// Slave is the slave of the OneSlave strategy.
 	Slave string
 }
 
-// LoadTest is a running test as the panel follows it; *load.Test is one.
-type LoadTest interface {
+// Test is a running test as the panel follows it; *load.Test is one.
+type Test interface {
 	Intervals() <-chan load.Interval
 	Stop()
 	Done() <-chan struct{}
 	Result() (load.Summary, error)
 }
 
-// LoadRun is a started test and what the panel says about it.
-type LoadRun struct {
-	Test LoadTest
+// Run is a started test and what the panel says about it.
+type Run struct {
+	Test Test
 	// Target is the address the traffic goes to; Bond the bond it
 	// crosses ("" when the route takes another interface).
 	Target netip.AddrPort
@@ -51,12 +50,12 @@ type LoadRun struct {
 	Predict func(sport uint16) string
 }
 
-// LiveLoad runs tests with the load engine over this host's network.
-type LiveLoad struct{}
+// Live runs tests with the load engine over this host's network.
+type Live struct{}
 
 // Start resolves the target, finds how the selected bond reaches it,
 // plans the source ports, and starts the engine.
-func (LiveLoad) Start(ctx context.Context, b *collector.BondSample, req LoadRequest) (*LoadRun, error) {
+func (Live) Start(ctx context.Context, b *collector.BondSample, req Request) (*Run, error) {
 	cfg := req.Config
 	dst, err := load.ResolveHost(ctx, cfg.Target)
 	if err != nil {
@@ -64,7 +63,7 @@ func (LiveLoad) Start(ctx context.Context, b *collector.BondSample, req LoadRequ
 	}
 	// Traffic goes to this address only: the engine gets it, not the name.
 	cfg.Target = dst.String()
-	run := &LoadRun{Target: netip.AddrPortFrom(dst, portOr(cfg.Port))}
+	run := &Run{Target: netip.AddrPortFrom(dst, portOr(cfg.Port))}
 	if b != nil {
 		route, err := load.RouteVia(diagnose.BondOf(b), dst, cfg.Protocol, cfg.Port)
 		switch {
@@ -95,7 +94,7 @@ func (LiveLoad) Start(ctx context.Context, b *collector.BondSample, req LoadRequ
 // spread by port (a layer2 policy, active-backup): the test then shows
 // what the bond does with such streams, which is the point. One slave
 // that cannot be had is an error: the admin asked for a single-link test.
-func placeStreams(cfg *load.Config, req LoadRequest, place func(*load.Config, load.Strategy, string) error, run *LoadRun) error {
+func placeStreams(cfg *load.Config, req Request, place func(*load.Config, load.Strategy, string) error, run *Run) error {
 	err := place(cfg, req.Strategy, req.Slave)
 	switch {
 	case err == nil:
@@ -114,14 +113,14 @@ func portOr(p uint16) uint16 {
 	return p
 }
 
-// DemoLoad runs the panel's tests inside the demo's simulation: the
+// Demo runs the panel's tests inside the demo's simulation: the
 // streams are hashed onto the simulated slaves, and what the panel shows
 // comes from the simulated counters.
-type DemoLoad struct{ Source *collector.DemoSource }
+type Demo struct{ Source *collector.DemoSource }
 
 // Start plans the ports with the simulated bond's own hash and adds the
 // streams to the simulation.
-func (dl DemoLoad) Start(_ context.Context, b *collector.BondSample, req LoadRequest) (*LoadRun, error) {
+func (dl Demo) Start(_ context.Context, b *collector.BondSample, req Request) (*Run, error) {
 	cfg := req.Config
 	if b == nil {
 		return nil, errors.New("no bond selected")
@@ -134,7 +133,7 @@ func (dl DemoLoad) Start(_ context.Context, b *collector.BondSample, req LoadReq
 	if err != nil {
 		return nil, err
 	}
-	run := &LoadRun{Target: netip.AddrPortFrom(dst, portOr(cfg.Port)), Bond: b.Name}
+	run := &Run{Target: netip.AddrPortFrom(dst, portOr(cfg.Port)), Bond: b.Name}
 	k := bonding.KernelVersion{Major: 6, Minor: 12}
 	if b.Flows != nil {
 		k = b.Flows.Kernel
@@ -348,3 +347,23 @@ func (t *demoTest) Result() (load.Summary, error) {
 		return load.Summary{}, nil
 	}
 }
+
+// PreparedDrill is a planned drill: what it will do, and doing it.
+// *drill.Drill is one.
+type PreparedDrill interface {
+	Describe() string
+	Run(ctx context.Context, progress func(string)) (*drill.Result, error)
+}
+
+// PrepareDrill plans a drill on the live host (drill.Prepare). The demo
+// and --root trees cannot drill: Demo has no PrepareDrill.
+func (Live) PrepareDrill(ctx context.Context, o drill.Options) (PreparedDrill, error) {
+	d, err := drill.Prepare(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// ProposeTarget names the simulated peer of b, for the load form.
+func (Demo) ProposeTarget(b *collector.BondSample) string { return demoPeer(b) }

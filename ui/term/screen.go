@@ -1,4 +1,4 @@
-package ui
+package term
 
 import (
 	"image"
@@ -11,7 +11,7 @@ import (
 	"github.com/rivo/uniseg"
 )
 
-// quietScreen is the terminal as tview sees it, with one difference: the
+// Screen is the terminal as tview sees it, with one difference: the
 // clear that tview does before every draw is skipped. tcell marks a cell
 // for output whenever a write changes it within the frame, so clearing to
 // spaces and drawing the same text again sent the whole screen to the
@@ -26,7 +26,7 @@ import (
 // as nothing clears it any more. And when a frame changed no cell (and
 // not the cursor), Show leaves tcell alone: tcell would compare every
 // cell of the screen and ask the terminal its size only to send nothing.
-type quietScreen struct {
+type Screen struct {
 	tcell.Screen
 	width, height int
 	written       []bool // this frame, by y*width+x
@@ -56,28 +56,28 @@ type quietScreen struct {
 	// screen has shown a first frame (and when the terminal suits it);
 	// pending are the cells changed since the last Show, for it.
 	terminfo   *terminfo.Terminfo
-	frames     io.WriteCloser // the painter's way to the terminal; nil: tcell's tty
+	Frames     io.WriteCloser // the painter's way to the terminal (OpenFrameWriter); nil: tcell's tty
 	painter    *painter
 	painterSet bool
 	pending    []int32
 }
 
-// blankIn has the cells of (x, y, w, h) that nothing writes this frame
+// BlankIn has the cells of (x, y, w, h) that nothing writes this frame
 // blanked in style: an overlay's clear, without writing each cell twice.
-func (s *quietScreen) blankIn(x, y, w, h int, style tcell.Style) {
+func (s *Screen) BlankIn(x, y, w, h int, style tcell.Style) {
 	s.paint = image.Rect(x, y, x+max(w, 0), y+max(h, 0))
 	s.paintStyle = style
 }
 
 // cover drops the writes inside (x, y, w, h) until uncover.
-func (s *quietScreen) cover(x, y, w, h int) {
+func (s *Screen) Cover(x, y, w, h int) {
 	s.covered = image.Rect(x, y, x+max(w, 0), y+max(h, 0))
 }
 
 // uncover lets every write through again.
-func (s *quietScreen) uncover() { s.covered = image.Rectangle{} }
+func (s *Screen) Uncover() { s.covered = image.Rectangle{} }
 
-// shownCell is what quietScreen last put in a cell.
+// shownCell is what Screen last put in a cell.
 type shownCell struct {
 	str   string
 	style uint16 // index in styles
@@ -94,14 +94,14 @@ const maxStyles = 1 << 12
 // noStyle is the id of a style not in the table.
 const noStyle = maxStyles
 
-// newQuietScreen puts a quietScreen in front of s; ti describes s's
+// NewScreen puts a Screen in front of s; ti describes s's
 // terminal when s is a terminfo screen made with it (nil: no painter).
-func newQuietScreen(s tcell.Screen, ti *terminfo.Terminfo) *quietScreen {
-	return &quietScreen{Screen: s, terminfo: ti, cursorX: -1, cursorY: -1, styles: []tcell.Style{tcell.StyleDefault}}
+func NewScreen(s tcell.Screen, ti *terminfo.Terminfo) *Screen {
+	return &Screen{Screen: s, terminfo: ti, cursorX: -1, cursorY: -1, styles: []tcell.Style{tcell.StyleDefault}}
 }
 
 // styleID numbers style (noStyle when the table is full).
-func (s *quietScreen) styleID(style tcell.Style) uint16 {
+func (s *Screen) styleID(style tcell.Style) uint16 {
 	if style == s.lastStyle {
 		return s.lastID
 	}
@@ -118,7 +118,7 @@ func (s *quietScreen) styleID(style tcell.Style) uint16 {
 
 // Clear starts a frame (tview calls it first thing in every draw): forget
 // what was written, keep what is shown.
-func (s *quietScreen) Clear() {
+func (s *Screen) Clear() {
 	w, h := s.Screen.Size()
 	if w != s.width || h != s.height {
 		// tcell resized its buffer, and blanked it: forget what was shown.
@@ -131,7 +131,7 @@ func (s *quietScreen) Clear() {
 	s.paint = image.Rectangle{}
 }
 
-func (s *quietScreen) mark(x, y, width int) {
+func (s *Screen) mark(x, y, width int) {
 	if y < 0 || y >= s.height {
 		return
 	}
@@ -141,7 +141,7 @@ func (s *quietScreen) mark(x, y, width int) {
 }
 
 // Put implements tcell.Screen, noting the cells written.
-func (s *quietScreen) Put(x, y int, str string, style tcell.Style) (string, int) {
+func (s *Screen) Put(x, y int, str string, style tcell.Style) (string, int) {
 	if !s.covered.Empty() && image.Pt(x, y).In(s.covered) {
 		return dropCluster(str)
 	}
@@ -172,11 +172,11 @@ func (s *quietScreen) Put(x, y int, str string, style tcell.Style) (string, int)
 	return s.Screen.Put(x, y, str, style) // off the screen: tcell keeps nothing
 }
 
-// putASCII writes text, printable ASCII each of whose bytes is a cell of
-// its own (asciiCell), from (x, y) in one style: the panels' text, most of
+// PutASCII writes text, printable ASCII each of whose bytes is a cell of
+// its own (ASCIICell), from (x, y) in one style: the panels' text, most of
 // a screen. A cell that holds its byte already is only marked written,
 // with the style looked up once for the run instead of once per cell.
-func (s *quietScreen) putASCII(x, y int, text string, style tcell.Style) {
+func (s *Screen) PutASCII(x, y int, text string, style tcell.Style) {
 	if y < 0 || y >= s.height {
 		for k := range len(text) {
 			s.Put(x+k, y, text[k:k+1], style)
@@ -210,12 +210,12 @@ func (s *quietScreen) putASCII(x, y int, text string, style tcell.Style) {
 }
 
 // SetContent implements tcell.Screen (tview's own widgets draw with it).
-func (s *quietScreen) SetContent(x, y int, primary rune, combining []rune, style tcell.Style) {
+func (s *Screen) SetContent(x, y int, primary rune, combining []rune, style tcell.Style) {
 	s.Put(x, y, string(append([]rune{primary}, combining...)), style)
 }
 
 // SetCell implements tcell.Screen.
-func (s *quietScreen) SetCell(x, y int, style tcell.Style, ch ...rune) {
+func (s *Screen) SetCell(x, y int, style tcell.Style, ch ...rune) {
 	if len(ch) == 0 {
 		ch = []rune{' '}
 	}
@@ -223,7 +223,7 @@ func (s *quietScreen) SetCell(x, y int, style tcell.Style, ch ...rune) {
 }
 
 // PutStrStyled implements tcell.Screen through Put, so every cell is noted.
-func (s *quietScreen) PutStrStyled(x, y int, str string, style tcell.Style) {
+func (s *Screen) PutStrStyled(x, y int, str string, style tcell.Style) {
 	for str != "" {
 		var width int
 		str, width = s.Put(x, y, str, style)
@@ -235,10 +235,10 @@ func (s *quietScreen) PutStrStyled(x, y int, str string, style tcell.Style) {
 }
 
 // PutStr implements tcell.Screen.
-func (s *quietScreen) PutStr(x, y int, str string) { s.PutStrStyled(x, y, str, tcell.StyleDefault) }
+func (s *Screen) PutStr(x, y int, str string) { s.PutStrStyled(x, y, str, tcell.StyleDefault) }
 
 // Fill implements tcell.Screen: every cell is written.
-func (s *quietScreen) Fill(r rune, style tcell.Style) {
+func (s *Screen) Fill(r rune, style tcell.Style) {
 	for i := range s.written {
 		s.Put(i%s.width, i/s.width, string(r), style)
 	}
@@ -246,7 +246,7 @@ func (s *quietScreen) Fill(r rune, style tcell.Style) {
 
 // blankUnwritten writes a space over each cell no panel drew this frame.
 // A cell that was blank already stays clean (tcell compares the text).
-func (s *quietScreen) blankUnwritten() {
+func (s *Screen) blankUnwritten() {
 	if w, h := s.Screen.Size(); w != s.width || h != s.height {
 		// Resized mid-frame: tview draws again at once; blank it all.
 		s.Clear()
@@ -269,7 +269,7 @@ func (s *quietScreen) blankUnwritten() {
 
 // Show implements tcell.Screen: blank what was not drawn, then send the
 // changed cells, if any.
-func (s *quietScreen) Show() {
+func (s *Screen) Show() {
 	s.blankUnwritten()
 	if !s.changed {
 		return
@@ -285,22 +285,22 @@ func (s *quietScreen) Show() {
 		// The screen is initialised and has sent a frame: tcell knows the
 		// terminal's colours and character set, and its buffer is clean.
 		s.painterSet = true
-		s.painter = newPainter(s.Screen, s.terminfo, s.frames)
+		s.painter = newPainter(s.Screen, s.terminfo, s.Frames)
 	}
 }
 
 // Fini implements tcell.Screen: the terminal is given back, and the
 // painter's way to it closed.
-func (s *quietScreen) Fini() {
+func (s *Screen) Fini() {
 	s.Screen.Fini()
-	if s.frames != nil {
-		s.frames.Close()
-		s.frames = nil
+	if s.Frames != nil {
+		s.Frames.Close()
+		s.Frames = nil
 	}
 }
 
 // Sync implements tcell.Screen.
-func (s *quietScreen) Sync() {
+func (s *Screen) Sync() {
 	s.blankUnwritten()
 	s.changed = false
 	s.pending = s.pending[:0]
@@ -309,7 +309,7 @@ func (s *quietScreen) Sync() {
 
 // ShowCursor implements tcell.Screen; tcell moves the cursor in Show, so
 // a moved cursor is a change.
-func (s *quietScreen) ShowCursor(x, y int) {
+func (s *Screen) ShowCursor(x, y int) {
 	if x != s.cursorX || y != s.cursorY {
 		s.cursorX, s.cursorY, s.changed = x, y, true
 	}
@@ -317,7 +317,7 @@ func (s *quietScreen) ShowCursor(x, y int) {
 }
 
 // HideCursor implements tcell.Screen.
-func (s *quietScreen) HideCursor() {
+func (s *Screen) HideCursor() {
 	if s.cursorX != -1 || s.cursorY != -1 {
 		s.cursorX, s.cursorY, s.changed = -1, -1, true
 	}
@@ -337,7 +337,7 @@ func dropCluster(str string) (string, int) {
 	if str == "" {
 		return "", 0
 	}
-	if asciiCell(str) {
+	if ASCIICell(str) {
 		return str[1:], 1
 	}
 	if r, n := utf8.DecodeRuneInString(str); lineArtRune(r) {
@@ -349,4 +349,11 @@ func dropCluster(str string) (string, int) {
 	}
 	_, rest, width, _ := uniseg.FirstGraphemeClusterInString(str, -1)
 	return rest, width
+}
+
+// ASCIICell reports whether s starts with printable ASCII not followed by
+// a combining mark: its own grapheme cluster, one column wide. Most of the
+// screen is, and telling so is much cheaper than uniseg.
+func ASCIICell(s string) bool {
+	return s != "" && s[0] >= 0x20 && s[0] < 0x7f && (len(s) == 1 || s[1] < 0x80)
 }

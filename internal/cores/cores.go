@@ -1,4 +1,7 @@
-package ui
+// Package cores narrows how many threads run Go code (GOMAXPROCS) while
+// the dashboard only samples and draws, and widens it for load tests and
+// drills.
+package cores
 
 import (
 	"os"
@@ -6,7 +9,7 @@ import (
 	"sync"
 )
 
-// cores fits how many threads run Go code at once (GOMAXPROCS) to what the
+// Cores fits how many threads run Go code at once (GOMAXPROCS) to what the
 // dashboard is doing. Sampling and drawing are one goroutine after
 // another; with a single P the runtime hands a snapshot from the sampler
 // to the event loop on the thread that made it, instead of waking a
@@ -16,25 +19,25 @@ import (
 //
 // A GOMAXPROCS set in the environment is the admin's choice and is left
 // alone.
-type cores struct {
+type Cores struct {
 	mu      sync.Mutex
 	users   int
 	managed bool
 }
 
-// narrowCores starts at one P, unless GOMAXPROCS is set in the
-// environment; undo gives the runtime's default back.
-func narrowCores() *cores {
-	c := &cores{managed: os.Getenv("GOMAXPROCS") == ""}
+// Narrow starts at one P, unless GOMAXPROCS is set in the
+// environment; Undo gives the runtime's default back.
+func Narrow() *Cores {
+	c := &Cores{managed: os.Getenv("GOMAXPROCS") == ""}
 	if c.managed {
 		runtime.GOMAXPROCS(1)
 	}
 	return c
 }
 
-// acquire gives the process every core until the returned release is
+// Acquire gives the process every core until the returned release is
 // called (once; later calls do nothing).
-func (c *cores) acquire() (release func()) {
+func (c *Cores) Acquire() (release func()) {
 	if c == nil {
 		return func() {} // a dashboard that never ran (tests)
 	}
@@ -54,8 +57,8 @@ func (c *cores) acquire() (release func()) {
 	})
 }
 
-// undo gives the runtime its default back, when the dashboard closes.
-func (c *cores) undo() {
+// Undo gives the runtime its default back, when the dashboard closes.
+func (c *Cores) Undo() {
 	c.mu.Lock()
 	if c.managed {
 		runtime.SetDefaultGOMAXPROCS()

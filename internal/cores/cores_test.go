@@ -1,4 +1,4 @@
-package ui
+package cores
 
 import (
 	"runtime"
@@ -12,12 +12,12 @@ func TestCoresFollowTheWork(t *testing.T) {
 	t.Setenv("GOMAXPROCS", "")
 	runtime.SetDefaultGOMAXPROCS()
 	def := runtime.GOMAXPROCS(0)
-	c := narrowCores()
+	c := Narrow()
 	if n := runtime.GOMAXPROCS(0); n != 1 {
 		t.Fatalf("dashboard alone: GOMAXPROCS %d, want 1", n)
 	}
-	load := c.acquire()
-	drill := c.acquire()
+	load := c.Acquire()
+	drill := c.Acquire()
 	if n := runtime.GOMAXPROCS(0); n != def {
 		t.Fatalf("load test running: GOMAXPROCS %d, want %d", n, def)
 	}
@@ -30,7 +30,7 @@ func TestCoresFollowTheWork(t *testing.T) {
 	if n := runtime.GOMAXPROCS(0); n != 1 {
 		t.Fatalf("all done: GOMAXPROCS %d, want 1", n)
 	}
-	c.undo()
+	c.Undo()
 	if n := runtime.GOMAXPROCS(0); n != def {
 		t.Fatalf("closed: GOMAXPROCS %d, want %d", n, def)
 	}
@@ -40,10 +40,10 @@ func TestCoresFollowTheWork(t *testing.T) {
 func TestCoresLeaveTheAdminsChoice(t *testing.T) {
 	t.Setenv("GOMAXPROCS", "2")
 	before := runtime.GOMAXPROCS(0)
-	c := narrowCores()
-	release := c.acquire()
+	c := Narrow()
+	release := c.Acquire()
 	release()
-	c.undo()
+	c.Undo()
 	if n := runtime.GOMAXPROCS(0); n != before {
 		t.Fatalf("GOMAXPROCS %d, want the %d it was", n, before)
 	}

@@ -1,4 +1,4 @@
-package ui
+package units
 
 import (
 	"fmt"
@@ -7,10 +7,10 @@ import (
 	"testing"
 )
 
-// TestShortSI holds shortSI to the printf formatting it is written
+// TestShort holds Short to the printf formatting it is written
 // without (one allocation a rate, not three): the same text for every
 // magnitude and at each precision's rounding edge.
-func TestShortSI(t *testing.T) {
+func TestShort(t *testing.T) {
 	printf := func(v float64) string {
 		if math.IsNaN(v) || v < 0 {
 			return "-"
@@ -39,11 +39,11 @@ func TestShortSI(t *testing.T) {
 		values = append(values, math.Pow(10, rng.Float64()*19))
 	}
 	for _, v := range values {
-		if got, want := shortSI(v), printf(v); got != want {
-			t.Fatalf("shortSI(%v) = %q, printf gives %q", v, got, want)
+		if got, want := Short(v), printf(v); got != want {
+			t.Fatalf("Short(%v) = %q, printf gives %q", v, got, want)
 		}
 	}
-	if n := testing.AllocsPerRun(100, func() { _ = shortSI(1.234e9) }); n > 1 {
-		t.Errorf("shortSI allocates %v times, want 1", n)
+	if n := testing.AllocsPerRun(100, func() { _ = Short(1.234e9) }); n > 1 {
+		t.Errorf("Short allocates %v times, want 1", n)
 	}
 }

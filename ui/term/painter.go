@@ -1,4 +1,4 @@
-package ui
+package term
 
 import (
 	"bytes"
@@ -18,7 +18,7 @@ import (
 // of tcell's Show. Show compares every cell of the screen with what it
 // last sent (7,680 records at 160x48, each with a style of two strings),
 // and at 10 frames a second that comparison was the largest single cost of
-// the dashboard; the quietScreen in front of tcell knows already which
+// the dashboard; the Screen in front of tcell knows already which
 // cells a frame changed, so the painter visits those alone.
 //
 // It speaks as tcell would for the same cells: the same terminfo, the same
@@ -30,7 +30,7 @@ import (
 // handle it declines, and that frame goes through tcell: a terminal that
 // is not UTF-8 or has no colours, wide characters, URLs and fancy
 // underlines, the bottom-right cell of a terminal that scrolls when it is
-// written, and styles beyond the quietScreen's table.
+// written, and styles beyond the Screen's table.
 type painter struct {
 	ti        *terminfo.Terminfo
 	out       io.Writer // the terminal
@@ -43,7 +43,7 @@ type painter struct {
 	syncStart string
 	syncEnd   string
 
-	styles []string // by the quietScreen's style id: the sequence setting it; "" unknown
+	styles []string // by the Screen's style id: the sequence setting it; "" unknown
 	buf    bytes.Buffer
 	frames int // sent by the painter, for the tests
 }
@@ -64,7 +64,7 @@ const ansiCup = "\x1b[%i%p1%d;%p2%dH"
 // newPainter arms a painter for screen, whose terminal ti describes, or
 // says why not (nil). screen must be initialised: its colours and
 // character set are known then. The frames go to out, a writer of the
-// same terminal (openFrameWriter), or when it is nil to tcell's tty.
+// same terminal (OpenFrameWriter), or when it is nil to tcell's tty.
 func newPainter(screen tcell.Screen, ti *terminfo.Terminfo, out io.Writer) *painter {
 	cs, ok := screen.(cellScreen)
 	if !ok || ti == nil {
@@ -108,7 +108,7 @@ func newPainter(screen tcell.Screen, ti *terminfo.Terminfo, out io.Writer) *pain
 // height screen, in any order, repeats allowed) that tcell holds as
 // changed, then places or hides the cursor. It returns false, having sent
 // nothing, when the frame needs tcell's Show.
-func (p *painter) paint(q *quietScreen, pending []int32) bool {
+func (p *painter) paint(q *Screen, pending []int32) bool {
 	p.lock.Lock()
 	defer p.lock.Unlock()
 	w, h := p.cells.Size()
@@ -200,7 +200,7 @@ func (p *painter) moveTo(x, y int) {
 
 // styleSeq is the index of style's sequence in p.styles, made on first
 // use; -1 for a style the painter does not send.
-func (p *painter) styleSeq(q *quietScreen, style tcell.Style) int {
+func (p *painter) styleSeq(q *Screen, style tcell.Style) int {
 	id := int(q.styleID(style))
 	if id >= noStyle {
 		return -1
@@ -315,11 +315,11 @@ func (p *painter) inPalette(c tcell.Color) tcell.Color {
 	return tcell.FindColor(c, p.palette)
 }
 
-// openTerminal makes the screen of the user's terminal as tcell.NewScreen
+// OpenTerminal makes the screen of the user's terminal as tcell.NewScreen
 // does, keeping for the painter the terminfo of $TERM that it is made
 // with (nil when tcell finds none, and then tcell.NewScreen's own screen,
 // or its error).
-func openTerminal() (tcell.Screen, *terminfo.Terminfo, error) {
+func OpenTerminal() (tcell.Screen, *terminfo.Terminfo, error) {
 	ti, err := tcell.LookupTerminfo(os.Getenv("TERM"))
 	if err != nil {
 		screen, err := tcell.NewScreen()
