@@ -2,13 +2,13 @@
 #
 #   make build       static binary in ./bin/bondtop (CGO_ENABLED=0; TAGS=nometrics: no /metrics server)
 #   make test        everything CI runs: deps, lint, unit tests with -race, the lab
-#   make lint        gofmt, go vet, staticcheck
+#   make lint        gofmt, go vet, staticcheck, the docs' relative links
 #   make lab-deps    qemu, tc, bpftool + Debian's 6.1 and 6.12 kernels into .cache/lab (needs root/apt)
 #   make test-lab    the real-kernel suite, once on each kernel (TestLab/kernel-6.1, TestLab/kernel-6.12)
 #   make lab-fixtures  capture fixture trees from the lab (kernel $(LAB_FIXTURES_KERNEL)) into testdata/lab
 #   make ovs-fixtures  capture OVSDB and unixctl replies of a private, real OVS into ovs/testdata
 #   make fuzz        every parser's fuzz target, FUZZTIME each (default 60s)
-#   make bench       the benchmarks quoted in the README
+#   make bench       the benchmarks quoted in docs/performance.md
 #   make generate    the flow meter's eBPF objects from C (needs clang, llvm)
 #   make check-generate  the committed eBPF objects are what generate makes
 #   make measure     the many-bonds table: the real binary on generated --root
@@ -24,7 +24,7 @@ LAB_FIXTURES_KERNEL ?= 6.1
 
 .PHONY: build test deps tools lint unit lab-deps test-lab lab-fixtures ovs-fixtures fuzz bench clean generate measure check-generate
 
-# TAGS=nometrics: a dashboard without the /metrics server (see the README).
+# TAGS=nometrics: a smaller binary without the /metrics server (--listen refused).
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -tags '$(TAGS)' -ldflags "-s -w -X main.version=$(VERSION)" -o bin/bondtop ./cmd/bondtop
 
@@ -43,6 +43,7 @@ lint: tools
 	GOOS=darwin $(GO) vet ./...
 	$(GOBIN)/staticcheck ./...
 	$(GOBIN)/staticcheck -tags nometrics ./cmd/bondtop
+	$(GO) run ./scripts/check-links
 
 # The lab package is left to test-lab, which runs it verbosely once.
 unit:

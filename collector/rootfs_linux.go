@@ -148,8 +148,8 @@ func closeFile(raw bool, fd int) {
 // (O_NOATIME). A tree on a disk is rewritten by whatever copies it, so
 // under relatime every read finds its file's atime older than its mtime
 // and writes the inode: at 100 ms on ext4 that was 8% of the
-// dashboard's CPU time (README, "Lighter than bmon", step 21), and a
-// journal write for each file read. The kernel allows it to the file's
+// dashboard's CPU time (measured on a --root tree before and after this
+// flag), and a journal write for each file read. The kernel allows it to the file's
 // owner and to root (CAP_FOWNER); anyone else is read with readHow.
 var (
 	readHow      = newOpenHow(readFlags)

@@ -206,7 +206,8 @@ func (t *MeasuredTraffic) Top(n int) *MeasuredTraffic {
 	return &c
 }
 
-// The JSON form: the keys are an interface (README, "traffic").
+// The JSON form: the keys are an interface (docs/json.md, "The flow
+// meter, per bond").
 
 type trafficJSON struct {
 	Source     string               `json:"source"`

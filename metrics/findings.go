@@ -9,7 +9,7 @@ import (
 // verdict the dashboard shows.
 
 var descFinding = promtext.NewDesc(namespace+"_finding",
-	"1 for each current finding of bondtop's diagnosis (id as in --json and the README), once per slave it involves; slave is empty for the bond as a whole.",
+	"1 for each current finding of bondtop's diagnosis (id as in --json; the ids are listed in docs/dashboard.md), once per slave it involves; slave is empty for the bond as a whole.",
 	promtext.Gauge, "bond", "id", "severity", "slave")
 
 // collectFindings emits the bond's findings.

@@ -137,7 +137,7 @@ done
 # then held 10 s. Replay builds the same history the live dashboard
 # keeps, and its anonymous memory is the row's. A replay that reached its
 # end runs neither the sampler nor a redraw, and the dashboard lets go of
-# the program's pages it does not run (README, step 28), so the replay's
+# the program's pages it does not run (programpages.Trim), so the replay's
 # own file pages say nothing of a live dashboard's: the row's RSS adds
 # to its anonymous memory the file pages (RssFile) of the same build live
 # on the tree at the same pace, started before the replays and read for
@@ -184,7 +184,7 @@ done
 left=$((live_start + ${LIVE_SECONDS:-300} - $(date +%s)))
 [ "$left" -gt 0 ] && sleep "$left"
 # The live dashboards' file pages rise and fall within each minute (the
-# pages not run in the last minute are let go: README, step 30): the
+# pages not run in the last minute are let go, every minute): the
 # median of 12 readings 5 s apart, a minute's worth.
 declare -A live_files
 for _ in $(seq 12); do

@@ -306,7 +306,7 @@ func (d *dashboard) lacpLines(b *collector.BondSample, width int) []line {
 	}
 	// Sized for what a row holds, so that it is built in one allocation:
 	// growing a row of ten spans by doubling made four, a third of a
-	// frame's garbage at 100 ms (README, "Lighter than bmon", step 24).
+	// frame's garbage at 100 ms (BenchmarkTerminalFrame's allocations).
 	out := make([]line, 0, 2+len(b.Slaves))
 	var key, prio, passive line
 	if l.ActorKey != nil {

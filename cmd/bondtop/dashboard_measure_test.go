@@ -19,7 +19,7 @@ import (
 // one /proc/net/dev (one read per sample, as cheap as the live source's
 // netlink dump) and in statistics/ files (ten files per interface per
 // sample). It takes several minutes, so it runs only with
-// BONDTOP_MEASURE=1; the figures go to the README.
+// BONDTOP_MEASURE=1; the figures go to docs/performance.md.
 //
 //	BONDTOP_MEASURE=1 go test -run TestDashboardCPUAndMemory -v ./cmd/bondtop
 func TestDashboardCPUAndMemory(t *testing.T) {

@@ -66,7 +66,7 @@ Flags:
   --headless             with --listen: no screen, only metrics, until stopped
   --web.config.file FILE with --listen: TLS and basic auth for the metrics,
                          in the Prometheus exporters' web config format
-                         (README: TLS and basic auth)
+                         (docs/web-config.md)
   --record FILE          append every snapshot to FILE (gzip JSON lines), in
                          any mode
   --replay FILE          play a recording back (dashboard; --once, --count N
@@ -123,7 +123,7 @@ Examples:
   bondtop hash bond0 10.0.0.5:443        which slave carries a connection to 10.0.0.5:443
   bondtop hash --policy layer3+4 --slaves eth0,eth1 --src-mac 52:54:00:12:34:56 <flows.txt
 
-JSON fields are documented in the README; keys are snake_case and stable.
+JSON fields are documented in docs/json.md; keys are snake_case and stable.
 `
 
 // options are the parsed command line.
@@ -183,8 +183,8 @@ func main() {
 // terminal's cell buffers, the history) and they allocate little a tick,
 // so collecting sooner costs little: on the tree, 0.07 → 0.08% of a core
 // at 1 s and nothing measurable at 100 ms, for 0.4-1.2 MB less held
-// (README, "Lighter than bmon", step 18). A GOGC set in the environment
-// is the user's and stands.
+// (scripts/measure-top.sh, GOGC 100 against 50). A GOGC set in the
+// environment is the user's and stands.
 //
 // Once start-up is over (startupSettled: the terminal set up, the first
 // readings taken and drawn) what it left behind is handed back to the
@@ -197,7 +197,7 @@ func main() {
 // drawing), so they sit idle between collections; handed back, the next
 // cycle maps again what it needs. Each hand-back is one forced
 // collection of a heap of 2-3 MB and a look at the program's pages, a
-// millisecond a minute (README, "Lighter than bmon", steps 29 and 30).
+// millisecond a minute (BenchmarkTrim and the forced collection's time).
 //
 // The modes call it for the life of the process; stop is for tests.
 func keepHeapSmall() (stop func()) {
@@ -239,17 +239,17 @@ var (
 // does not use:
 //   - the heap's free pages: the runtime's scavenger returns them slowly,
 //     and a dashboard that allocates little at 1 s keeps them for minutes,
-//     0.2-0.7 MB of a 13 MB dashboard (README, "Lighter than bmon", steps
-//     23 and 29);
+//     0.2-0.7 MB of a 13 MB dashboard (scripts/measure-top.sh, with and
+//     without the hand-back);
 //   - the program's code and read-only data mapped: package
 //     initialisation touched code in every package linked, and the kernel
 //     maps 64 kB around each page touched. What the dashboard runs
 //     afterwards is mapped back as it runs: 8.2 → 6.5 MB of the program's
-//     pages on the tree at 1 s, 14.1 → 8.5 MB in the default build (step
-//     28). Done again every minute it also lets go of what ran once since
+//     pages on the tree at 1 s, 14.1 → 8.5 MB in the default build
+//     (scripts/resident). Done again every minute it also lets go of what ran once since
 //     (a key pressed, a panel opened, a resize) and of the wider part of
 //     the pc tables the collector reads: the pages a dashboard maps are
-//     those of its last minute, not of its whole life (step 30). The
+//     those of its last minute, not of its whole life. The
 //     pages stay in the page cache, so what comes back is a minor fault,
 //     not a read from disk.
 func giveBackMemory() {

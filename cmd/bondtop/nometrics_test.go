@@ -64,8 +64,9 @@ func TestBuildWithoutMetrics(t *testing.T) {
 // not linked, nor what came with them: the Prometheus client and its
 // protobuf registry, the exporter toolkit's OAuth2, JWT and connection
 // tracing, and the templates whose reflection kept every exported method
-// of every linked type in the program (README, "Lighter than bmon",
-// step 31). A test may still use the Prometheus parser as a judge.
+// of every linked type in the program (docs/performance.md has what the
+// default build costs). A test may still use the Prometheus parser as a
+// judge.
 func TestDefaultBuildLinksNoExporterLibraries(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
 	if err != nil {

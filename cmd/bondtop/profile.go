@@ -26,7 +26,7 @@ const memProfileEvery = 10 * time.Second
 // 512 KiB allocated), and the samples' call stacks and the table that
 // finds them are resident memory in a dashboard that has nothing to hand
 // them to: 0.4 MB after an hour replayed at 1 s, 1.3 MB after an hour
-// live at 100 ms (README, "Lighter than bmon", step 25).
+// live at 100 ms (scripts/measure-top.sh, the heap sampler on and off).
 func startProfiles(stderr io.Writer) func() {
 	if path := os.Getenv("BONDTOP_MEMPROFILE"); path == "" {
 		runtime.MemProfileRate = 0

@@ -122,8 +122,8 @@ func (s *prometheusServer) query(q string) (int, error) {
 }
 
 // TestRealPrometheus has Debian's Prometheus scrape `bondtop --demo
-// --headless` with the shipped rules loaded, as the README's config
-// does: the target is up, bondtop's series arrive, and every shipped rule
+// --headless` with the shipped rules loaded, as docs/prometheus.md's
+// config does: the target is up, bondtop's series arrive, and every shipped rule
 // evaluates without an error (a many-to-many match or a bad template
 // shows only there).
 func TestRealPrometheus(t *testing.T) {

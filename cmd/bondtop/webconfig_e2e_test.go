@@ -231,7 +231,7 @@ func TestWebConfigFileErrors(t *testing.T) {
 }
 
 // TestRealPrometheusTLSBasicAuth has Debian's Prometheus scrape bondtop
-// over TLS with basic auth, configured as the README says: with the CA
+// over TLS with basic auth, configured as docs/web-config.md says: with the CA
 // and the password the target is up and bondtop's series arrive; a job
 // with a wrong password sees the target down.
 func TestRealPrometheusTLSBasicAuth(t *testing.T) {

@@ -622,8 +622,8 @@ func TestFlowMeterCleanup(t *testing.T) {
 // TestFlowMeterOverhead: TCP throughput through the bond (4 streams, the
 // host's own) with the meter attached and without, in alternating 1 s
 // windows of one run. The VM's CPU is emulated, so the ratio is a
-// measurement for the README more than a verdict: the test fails only if
-// the meter halves the traffic.
+// measurement for docs/flow-meter.md more than a verdict: the test fails
+// only if the meter halves the traffic.
 func TestFlowMeterOverhead(t *testing.T) {
 	p := NewPair(t, 143, 2)
 	spec := BondSpec{Mode: "balance-xor", XmitHashPolicy: "layer3+4"}
