@@ -31,14 +31,6 @@ type RunningConfig struct {
 	Devices map[string]bonding.Device
 }
 
-// ConfigReader is implemented by sources whose host has configuration
-// files to compare with (the live host, a --root tree).
-type ConfigReader interface {
-	// ReadConfig reads the configuration and the running settings of
-	// the named bonds (and their slaves).
-	ReadConfig(bonds []bonding.Bond) *HostConfig
-}
-
 // readHostConfig reads the configuration under fsys and the running
 // settings of bonds; fsys must resolve symbolic links (sysfs is made of
 // them).

@@ -19,14 +19,6 @@ import (
 // 100 ms tick, and flows change slowly next to counters.
 const DefaultFlowInterval = 3 * time.Second
 
-// FlowReader lists this host's connected sockets and the path each one's
-// packets take. A Source may implement it (the demo does); on a live host
-// it is a LiveFlows of its own (sock_diag, routes and neighbours), which
-// the caller opens beside the LiveSource and hands to the Sampler.
-type FlowReader interface {
-	ReadFlows() (FlowReading, error)
-}
-
 // FlowReading is what a FlowReader saw at one instant.
 type FlowReading struct {
 	Sockets []Socket

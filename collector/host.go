@@ -15,11 +15,6 @@ type Host struct {
 	TCPReordering *int `json:"tcp_reordering"`
 }
 
-// HostReader is implemented by sources that can read host settings.
-type HostReader interface {
-	ReadHost() Host
-}
-
 // hostRefresh is how often the Sampler re-reads host settings.
 const hostRefresh = 10 * time.Second
 

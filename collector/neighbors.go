@@ -9,32 +9,6 @@ import (
 	"github.com/bondtop/bondtop/collector/neighbors"
 )
 
-// NeighborReader tells what the far end of each slave's cable says about
-// itself (LLDP, CDP). The live source is one; so is the demo.
-type NeighborReader interface {
-	// Watch follows exactly these slaves; the error says why some could
-	// not be listened on (neighbors.ErrNoPermission among them).
-	Watch(slaves []string) error
-	// Neighbor copies the slave's live neighbour, its age at now filled
-	// in, into into (a room the Sampler fills again); false when none
-	// was heard or its TTL ran out. now is time.Now, read once a tick
-	// for all slaves.
-	Neighbor(slave string, now time.Time, into *neighbors.Neighbor) bool
-	// LACPDUAge is the time from the last LACPDU or marker that arrived
-	// on the slave to now; ok is false when none did since listening
-	// began.
-	LACPDUAge(slave string, now time.Time) (age time.Duration, ok bool)
-	// HeardLACPDU copies the last LACPDU the slave received into into;
-	// false when none was heard (or listening failed).
-	HeardLACPDU(slave string, into *neighbors.LACPDU) bool
-}
-
-// FirmwareLLDPReader tells whether a slave's NIC runs an LLDP agent in
-// its firmware (the live source, from the driver's private flags).
-type FirmwareLLDPReader interface {
-	FirmwareLLDP(slave string) (agent, known bool)
-}
-
 // firmwareLLDPAgent reads a driver's private flags: i40e's
 // "disable-fw-lldp" off, or ice's "fw-lldp-agent" on, is a firmware agent.
 func firmwareLLDPAgent(flags map[string]bool) (agent, known bool) {
@@ -45,23 +19,6 @@ func firmwareLLDPAgent(flags map[string]bool) (agent, known bool) {
 		return on, true
 	}
 	return false, false
-}
-
-// PortCounterReader gives each slave's carrier transitions and LACPDU
-// counters (the live source, the demo). The two come apart because their
-// costs do: the carrier counts come with the link dump every tick reads
-// anyway, the LACPDU counters need a kernel request of their own, which
-// the Sampler makes at most once a second (lacpduEvery).
-type PortCounterReader interface {
-	// CarrierCounts sets into[slave], for each of slaves the source's
-	// last reading has, to its carrier transitions, nil where the kernel
-	// gave none. No kernel request. The counts are never written again:
-	// snapshots share them from one tick to the next.
-	CarrierCounts(slaves []string, into map[string]*bonding.CarrierCounts)
-	// LACPDUCounters asks the kernel for the LACPDU counters of slaves
-	// and sets into[slave] for each it has them for (slaves of 802.3ad
-	// bonds, Linux 4.19+).
-	LACPDUCounters(slaves []string, into map[string]bonding.LACPDUCounters)
 }
 
 // lacpduEvery is how often the Sampler asks for the LACPDU counters at a

@@ -36,16 +36,6 @@ func (p *Physical) empty() bool {
 	return p == nil || (p.LinkState == nil && p.FEC == nil && p.Module == nil)
 }
 
-// PhysicalReader reads one slave's physical layer (the live source). It
-// may take long on NICs with slow module access; the Sampler calls it
-// every DefaultPhysicalInterval, off its tick after the first time.
-type PhysicalReader interface {
-	// Physical reads what the driver reports; nil when nothing.
-	// needRoot is set when the module EEPROM could not be read for
-	// want of CAP_NET_ADMIN.
-	Physical(slave string) (p *Physical, needRoot bool)
-}
-
 // physNeedsRoot is the note when module diagnostics need root.
 const physNeedsRoot = "not root: SFP/QSFP module diagnostics (ethtool -m: light levels, temperature) need CAP_NET_ADMIN"
 

@@ -6,15 +6,6 @@ import (
 	"github.com/bondtop/bondtop/bonding"
 )
 
-// A recycler is a Source that takes back the arrays of a Reading its
-// Sampler no longer holds, for its next Read to fill: a steady tick then
-// allocates no reading. The Sampler calls it where it calls Read (a
-// source read from several goroutines guards it as it guards Read); a
-// reading that other code got from Read is never handed back.
-type recycler interface {
-	recycle(bonds []bonding.Bond)
-}
-
 // readingArrays are the arrays of the readings a Sampler has let go (the
 // bonds' array, each bond's slaves), kept for the next Read. The zero
 // value is ready.

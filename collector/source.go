@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/bonding"
+	"github.com/bondtop/bondtop/collector/flowmeter"
+	"github.com/bondtop/bondtop/collector/neighbors"
 )
 
 // ErrNoBonding means the host has no bonding driver loaded (no
@@ -51,6 +53,28 @@ func bondNamed(bonds []bonding.Bond, name string) *bonding.Bond {
 	return nil
 }
 
+// The Source contract. A Source reads every bond of one host; the Sampler
+// (NewSampler) turns its Readings into Snapshots. Read and Close are all a
+// source must do. Everything else a host can tell is an optional
+// capability: the Sampler asks for each with a type assertion when it is
+// made, and a source that lacks one leaves that part of the Snapshot
+// empty (and the dashboard's panel says why). The live source implements
+// most (its flows and flow meter come beside it, in Options); the demo
+// simulates nearly all; a --root tree has what its files hold.
+// docs/architecture.md draws the contract; adding a source starts here.
+//
+//	capability          when a source implements it
+//	Notifier            it hears link changes between ticks (netlink)
+//	FlowReader          it can list the host's sockets and their paths
+//	MeterSource         it brings its own flow meter (the demo's)
+//	NeighborReader      it hears LLDP/CDP and LACPDUs on the slaves
+//	PortCounterReader   it has carrier and LACPDU counters per slave
+//	FirmwareLLDPReader  it can ask a NIC's driver about firmware LLDP
+//	PhysicalReader      it reads link modes, FEC and optics (ethtool)
+//	HostReader          it reads host-wide settings (sysctls)
+//	ConfigReader        its host has configuration files to compare
+//	recycler            (internal) it refills the arrays of old Readings
+
 // Source reads the current state of every bond on a host.
 type Source interface {
 	// Read returns every bond with its slaves and counters. The error is
@@ -66,4 +90,93 @@ type Notifier interface {
 	// Changes delivers a value, without blocking the sender, whenever the
 	// kernel reported a change of a bond or one of its slaves.
 	Changes() <-chan struct{}
+}
+
+// FlowReader lists this host's connected sockets and the path each one's
+// packets take. A Source may implement it (the demo does); on a live host
+// it is a LiveFlows of its own (sock_diag, routes and neighbours), which
+// the caller opens beside the LiveSource and hands to the Sampler.
+type FlowReader interface {
+	ReadFlows() (FlowReading, error)
+}
+
+// MeterSource is implemented by sources that bring their own flow meter
+// (the demo simulates one); the Sampler uses it when Options.Meter is nil.
+type MeterSource interface {
+	FlowMeter() flowmeter.Meter
+}
+
+// NeighborReader tells what the far end of each slave's cable says about
+// itself (LLDP, CDP). The live source is one; so is the demo.
+type NeighborReader interface {
+	// Watch follows exactly these slaves; the error says why some could
+	// not be listened on (neighbors.ErrNoPermission among them).
+	Watch(slaves []string) error
+	// Neighbor copies the slave's live neighbour, its age at now filled
+	// in, into into (a room the Sampler fills again); false when none
+	// was heard or its TTL ran out. now is time.Now, read once a tick
+	// for all slaves.
+	Neighbor(slave string, now time.Time, into *neighbors.Neighbor) bool
+	// LACPDUAge is the time from the last LACPDU or marker that arrived
+	// on the slave to now; ok is false when none did since listening
+	// began.
+	LACPDUAge(slave string, now time.Time) (age time.Duration, ok bool)
+	// HeardLACPDU copies the last LACPDU the slave received into into;
+	// false when none was heard (or listening failed).
+	HeardLACPDU(slave string, into *neighbors.LACPDU) bool
+}
+
+// PortCounterReader gives each slave's carrier transitions and LACPDU
+// counters (the live source, the demo). The two come apart because their
+// costs do: the carrier counts come with the link dump every tick reads
+// anyway, the LACPDU counters need a kernel request of their own, which
+// the Sampler makes at most once a second (lacpduEvery).
+type PortCounterReader interface {
+	// CarrierCounts sets into[slave], for each of slaves the source's
+	// last reading has, to its carrier transitions, nil where the kernel
+	// gave none. No kernel request. The counts are never written again:
+	// snapshots share them from one tick to the next.
+	CarrierCounts(slaves []string, into map[string]*bonding.CarrierCounts)
+	// LACPDUCounters asks the kernel for the LACPDU counters of slaves
+	// and sets into[slave] for each it has them for (slaves of 802.3ad
+	// bonds, Linux 4.19+).
+	LACPDUCounters(slaves []string, into map[string]bonding.LACPDUCounters)
+}
+
+// FirmwareLLDPReader tells whether a slave's NIC runs an LLDP agent in
+// its firmware (the live source, from the driver's private flags).
+type FirmwareLLDPReader interface {
+	FirmwareLLDP(slave string) (agent, known bool)
+}
+
+// PhysicalReader reads one slave's physical layer (the live source). It
+// may take long on NICs with slow module access; the Sampler calls it
+// every DefaultPhysicalInterval, off its tick after the first time.
+type PhysicalReader interface {
+	// Physical reads what the driver reports; nil when nothing.
+	// needRoot is set when the module EEPROM could not be read for
+	// want of CAP_NET_ADMIN.
+	Physical(slave string) (p *Physical, needRoot bool)
+}
+
+// HostReader is implemented by sources that can read host settings.
+type HostReader interface {
+	ReadHost() Host
+}
+
+// ConfigReader is implemented by sources whose host has configuration
+// files to compare with (the live host, a --root tree).
+type ConfigReader interface {
+	// ReadConfig reads the configuration and the running settings of
+	// the named bonds (and their slaves).
+	ReadConfig(bonds []bonding.Bond) *HostConfig
+}
+
+// A recycler is a Source that takes back the arrays of a Reading its
+// Sampler no longer holds, for its next Read to fill: a steady tick then
+// allocates no reading. The Sampler calls it where it calls Read (a
+// source read from several goroutines guards it as it guards Read); a
+// reading that other code got from Read is never handed back.
+type recycler interface {
+	recycle(bonds []bonding.Bond)
 }

@@ -14,12 +14,6 @@ import (
 	"github.com/bondtop/bondtop/collector/flowmeter"
 )
 
-// MeterSource is implemented by sources that bring their own flow meter
-// (the demo simulates one); the Sampler uses it when Options.Meter is nil.
-type MeterSource interface {
-	FlowMeter() flowmeter.Meter
-}
-
 // IfindexResolver is implemented by a Meter that knows its interfaces'
 // indexes itself (the demo's); others get the host's (net.InterfaceByName).
 type IfindexResolver interface {
