@@ -351,6 +351,7 @@ func TestDrillPrimaryFailback(t *testing.T) {
 		t.Run(fmt.Sprintf("updelay=%d", updelay), func(t *testing.T) {
 			p := abPair(t, 162, "dut0")
 			SetBondOption(t, p.Bond, "updelay", fmt.Sprint(updelay))
+			aw := watchActive(t, p.Bond)
 			res, stderr, code := RunDrill(t, p.Bond, "--peer", p.Remote.String(), "--hold", drillHold.String(), "--yes")
 			if code != 0 || res == nil {
 				t.Fatalf("drill exit %d: %s", code, stderr)
