@@ -11,7 +11,12 @@
 // sequence-numbered UDP datagrams at a known rate to a peer that speaks
 // iperf3 (bondtop serve or iperf3 -s). Every datagram this host receives
 // is timestamped here, so the receive gap is measured to the packet; the
-// send gap is the peer's loss count over the rate, an estimate.
+// send gap is the peer's loss count over the rate, an estimate. With only
+// the peer sending (--direction rx) the drill keeps this host silent from
+// the failover to the end of the failback, so a switch learns the move
+// from the bond's own notifications alone: one test spans both phases,
+// without keep-alives, its results exchanged afterwards, and every frame
+// the host sends meanwhile is counted (docs/drill.md).
 //
 // Run is the one entry point: `bondtop drill` and the dashboard's drill key
 // both call it. It acts through netlink only. Safety comes first: it needs

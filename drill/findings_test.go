@@ -11,10 +11,41 @@ import (
 func TestFindings(t *testing.T) {
 	f := func(v float64) *float64 { return &v }
 	soft := &Plan{Bond: "bond0", Mode: "active-backup", Slave: "a0", How: Active, Settings: Settings{NumPeerNotif: 0, MIIMonMs: 100}}
-	res := &Result{Phases: []Phase{{Name: "failover", GapRxMs: f(9600), ActiveMs: f(1)}, {Name: "failback", GapRxMs: f(20)}}}
+	res := &Result{Direction: RX, Phases: []Phase{{Name: "failover", GapRxMs: f(9600), ActiveMs: f(1)}, {Name: "failback", GapRxMs: f(20)}}}
 	got := findings(soft, res)
-	if len(got) != 1 || !strings.Contains(got[0], "soft failover without GARP: rx gap 9600 ms; num_grat_arp is 0") {
+	if len(got) != 1 || !strings.Contains(got[0], "soft failover without gratuitous ARP or unsolicited NA: rx gap 9600 ms; num_grat_arp is 0 and num_unsol_na is 0") ||
+		!strings.Contains(got[0], "set num_grat_arp 1 and num_unsol_na 1") {
 		t.Errorf("soft failover: %q", got)
+	}
+	// A gap of 1 s names no knob; an NA alone is a notification.
+	res.Phases[0].GapRxMs = f(1000)
+	if got := findings(soft, res); len(got) != 1 || strings.Contains(got[0], "num_grat_arp") {
+		t.Errorf("soft failover, 1 s: %q", got)
+	}
+	res.Phases[0].GapRxMs = f(3000)
+	res.Phases[0].GARP.UnsolNA = 1
+	if got := findings(soft, res); len(got) != 1 || strings.Contains(got[0], "num_unsol_na") {
+		t.Errorf("soft failover with an NA: %q", got)
+	}
+	// num_grat_arp 2 asked, nothing left: one finding, with the gap.
+	soft2 := *soft
+	soft2.Settings.NumPeerNotif = 2
+	res.Phases[0].GARP.UnsolNA = 0
+	if got := findings(&soft2, res); len(got) != 1 || !strings.Contains(got[0], "rx gap 3000 ms; num_grat_arp and num_unsol_na are 2, yet none left") {
+		t.Errorf("soft failover, notifications asked and missing: %q", got)
+	}
+	// Both directions: the host's own datagrams hid the missing GARP.
+	res.Direction = Both
+	res.Phases[0].GapRxMs = f(30)
+	if got := findings(soft, res); len(got) != 1 || !strings.Contains(got[0], "--direction rx measures that") {
+		t.Errorf("soft failover measured both ways: %q", got)
+	}
+	// --direction rx, and this host sent something of its own.
+	res.Direction = RX
+	n := 2
+	res.Phases[0].HostFrames, res.Phases[0].HostFrameKinds = &n, []string{"IPv4 TCP"}
+	if got := findings(soft, res); len(got) != 1 || !strings.Contains(got[0], "failover: this host sent 2 frame(s) of its own after the action (IPv4 TCP)") {
+		t.Errorf("rx drill with host frames: %q", got)
 	}
 
 	prim := &Plan{Bond: "bond0", Mode: "active-backup", Slave: "a0", How: Down, Settings: Settings{NumPeerNotif: 1, MIIMonMs: 100, Primary: "a0"}}
@@ -83,5 +114,28 @@ func TestResultOutput(t *testing.T) {
 		if !strings.Contains(text, w) {
 			t.Errorf("text lacks %q:\n%s", w, text)
 		}
+	}
+	if strings.Contains(text, "rx: ") {
+		t.Errorf("both directions, yet the rx line:\n%s", text)
+	}
+
+	// --direction rx says how it kept quiet, and what left all the same.
+	zero, two := 0, 2
+	r.Direction, r.Estimate = RX, false
+	r.Phases[0].HostFrames, r.Phases[0].GARP.Reports = &zero, 2
+	r.Notes = []string{"a note"}
+	b.Reset()
+	r.WriteText(&b)
+	text = b.String()
+	for _, w := range []string{"1/0 +2 IGMP/MLD (55 ms)", "no keep-alive and no result until the failback is over; none of its frames left", "note: a note"} {
+		if !strings.Contains(text, w) {
+			t.Errorf("rx text lacks %q:\n%s", w, text)
+		}
+	}
+	r.Phases[0].HostFrames, r.Phases[0].HostFrameKinds = &two, []string{"ARP reply"}
+	b.Reset()
+	r.WriteText(&b)
+	if !strings.Contains(b.String(), "yet 2 frame(s) of its own left meanwhile (ARP reply)") {
+		t.Errorf("rx text with host frames:\n%s", b.String())
 	}
 }

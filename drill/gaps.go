@@ -9,32 +9,56 @@ import (
 // this host: the longest silence between two arrivals (or from the last
 // arrival to the end of the phase, when the stream never came back), the
 // datagrams lost by sequence number, and those that came out of order.
-// The load engine calls datagram from its receiving goroutine.
+// The load engine calls datagram from its receiving goroutine. When two
+// phases share one stream (--direction rx), handOver ends one phase's
+// meter and starts the next one's; the old meter passes on what still
+// reaches it.
 type gapMeter struct {
-	mu       sync.Mutex
-	first    time.Time
-	last     time.Time
+	mu sync.Mutex
+	// last is the last arrival, or the hand-over that started this
+	// meter (the silence from it counts here).
+	last time.Time
+	// Datagrams numbered from firstSeq on are this meter's; counted of
+	// them arrived, credit were already counted lost by the meter before.
 	firstSeq uint64
 	maxSeq   uint64
+	counted  uint64
+	credit   uint64
+	seqKnown bool
 	received uint64
 	reorder  uint64
 	longest  time.Duration
 	gapStart time.Time
 	started  chan struct{} // closed on the first datagram
+	next     *gapMeter     // set by handOver
 }
 
 func newGapMeter() *gapMeter { return &gapMeter{started: make(chan struct{})} }
 
-func (g *gapMeter) datagram(_ int, seq uint64, at time.Time) {
+func (g *gapMeter) datagram(stream int, seq uint64, at time.Time) {
 	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.received == 0 {
-		g.first, g.last, g.firstSeq, g.maxSeq = at, at, seq, seq
-		g.received = 1
-		close(g.started)
+	if g.next != nil {
+		g.mu.Unlock()
+		g.next.datagram(stream, seq, at)
 		return
 	}
+	defer g.mu.Unlock()
 	g.received++
+	if g.received == 1 {
+		close(g.started)
+	}
+	if !g.seqKnown {
+		if !g.last.IsZero() && at.Sub(g.last) > g.longest {
+			g.longest, g.gapStart = at.Sub(g.last), g.last
+		}
+		g.last, g.firstSeq, g.maxSeq, g.counted, g.seqKnown = at, seq, seq, 1, true
+		return
+	}
+	if seq < g.firstSeq {
+		g.reorder++ // a late one of the phase before
+		return
+	}
+	g.counted++
 	if seq <= g.maxSeq {
 		g.reorder++
 		return
@@ -42,7 +66,10 @@ func (g *gapMeter) datagram(_ int, seq uint64, at time.Time) {
 	if d := at.Sub(g.last); d > g.longest {
 		g.longest, g.gapStart = d, g.last
 	}
-	g.maxSeq, g.last = seq, at
+	g.maxSeq = seq
+	if at.After(g.last) {
+		g.last = at
+	}
 }
 
 // count is how many datagrams arrived so far.
@@ -70,22 +97,48 @@ type gapReading struct {
 func (g *gapMeter) read(end time.Time, rate int) gapReading {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	r := gapReading{Longest: g.longest, Start: g.gapStart, Reordered: g.reorder, Received: g.received}
-	if g.received == 0 {
-		return r
+	r, _ := g.readLocked(end, rate)
+	return r
+}
+
+// readLocked is read; tailLost is how many of r.Lost the open silence at
+// the end accounts for.
+func (g *gapMeter) readLocked(end time.Time, rate int) (r gapReading, tailLost uint64) {
+	r = gapReading{Longest: g.longest, Start: g.gapStart, Reordered: g.reorder, Received: g.received}
+	if g.last.IsZero() {
+		return r, 0
 	}
-	expected := g.maxSeq - g.firstSeq + 1
-	if expected > g.received {
-		r.Lost = expected - g.received
+	if g.seqKnown && g.maxSeq >= g.firstSeq {
+		if expected := g.maxSeq - g.firstSeq + 1; expected > g.counted+g.credit {
+			r.Lost = expected - g.counted - g.credit
+		}
 	}
 	every := time.Second / time.Duration(rate)
 	if tail := end.Sub(g.last); tail > 2*every {
 		if tail > r.Longest {
 			r.Longest, r.Start, r.Open = tail, g.last, true
 		}
-		r.Lost += uint64(tail/every) - 1
+		tailLost = uint64(tail/every) - 1
+		r.Lost += tailLost
 	}
-	return r
+	return r, tailLost
+}
+
+// handOver ends this meter's phase at at (its reading), and returns the
+// meter of the next phase on the same stream: the silence from at to the
+// next datagram counts there, and so do the datagrams lost after the ones
+// this meter counted.
+func (g *gapMeter) handOver(at time.Time, rate int) (gapReading, *gapMeter) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	r, tailLost := g.readLocked(at, rate)
+	n := newGapMeter()
+	n.last = at
+	if g.seqKnown {
+		n.firstSeq, n.maxSeq, n.credit, n.seqKnown = g.maxSeq+1, g.maxSeq, tailLost, true
+	}
+	g.next = n
+	return r, n
 }
 
 // sendLog keeps when each datagram of the stream this host sends left,

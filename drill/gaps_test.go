@@ -91,3 +91,47 @@ func TestSendLogGap(t *testing.T) {
 		t.Errorf("stall outside the window: %v", g)
 	}
 }
+
+// Two phases on one stream (--direction rx): the stream stops at 500 ms,
+// the first phase is handed over at 3500 ms, the stream comes back at
+// 3530 ms. The first phase's silence runs open to the hand-over; the
+// second's counts from the hand-over; the datagrams lost are split
+// between them without counting any twice; a late datagram of the first
+// phase is only reordered in the second.
+func TestGapMeterHandOver(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	first := newGapMeter()
+	for i := 1; i <= 500; i++ {
+		first.datagram(1, uint64(i), ms(i))
+	}
+	r1, second := first.handOver(ms(3500), 1000)
+	if r1.Longest != 3000*time.Millisecond || !r1.Open || r1.Lost != 2999 {
+		t.Errorf("first phase: gap %v open %v lost %d, want 3s open, 2999 lost", r1.Longest, r1.Open, r1.Lost)
+	}
+	// What reaches the first meter after the hand-over is the second's.
+	first.datagram(1, 3530, ms(3530))
+	for i := 3531; i <= 3600; i++ {
+		second.datagram(1, uint64(i), ms(i))
+	}
+	second.datagram(1, 400, ms(3600))
+	r2 := second.read(ms(3601), 1000)
+	if r2.Longest != 30*time.Millisecond || !r2.Start.Equal(ms(3500)) || r2.Open {
+		t.Errorf("second phase: gap %v from %v open %v, want 30ms from the hand-over", r2.Longest, r2.Start.Sub(t0), r2.Open)
+	}
+	if r1.Lost+r2.Lost != 3029 || r2.Reordered != 1 || r2.Received != 72 {
+		t.Errorf("lost %d+%d (want 3029 in all), reordered %d, received %d", r1.Lost, r2.Lost, r2.Reordered, r2.Received)
+	}
+
+	// A phase handed over before anything arrived: the next one's silence
+	// still counts from the hand-over, its loss from its first datagram.
+	_, next := newGapMeter().handOver(ms(0), 1000)
+	if r := next.read(ms(2000), 1000); r.Longest != 2*time.Second || !r.Open {
+		t.Errorf("silent next phase: %+v, want an open 2 s gap", r)
+	}
+	next.datagram(1, 7, ms(2500))
+	next.datagram(1, 9, ms(2502))
+	if r := next.read(ms(2503), 1000); r.Longest != 2500*time.Millisecond || r.Lost != 1 || r.Open {
+		t.Errorf("next phase: %+v, want a 2.5 s gap, 1 lost", r)
+	}
+}

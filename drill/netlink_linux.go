@@ -2,8 +2,14 @@ package drill
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/vishvananda/netlink"
@@ -48,10 +54,39 @@ func setAdminUp(name string, up bool) error {
 	return nil
 }
 
-// setActiveSlave changes the bond's active_slave by RTM_NEWLINK (the
-// bond's IFLA_BOND_ACTIVE_SLAVE), as `ip link set BOND type bond
-// active_slave SLAVE` does.
-func setActiveSlave(bond, slave string) error {
+// setActiveSlave changes the bond's active_slave through sysfs, as
+// `echo SLAVE > /sys/class/net/BOND/bonding/active_slave` does. Not by
+// RTM_NEWLINK (`ip link set BOND type bond active_slave SLAVE`): a
+// change by netlink ends in a NETDEV_CHANGE notification of the bond, on
+// which IPv6 resends the bond's MLD reports ("we might have roamed"), and
+// those teach a switch the new port before the bond's own notifications
+// would; a drill that measured that would show a soft failover without
+// GARP as cheap (docs/drill.md). setActiveSlave reports how it moved it:
+// false when sysfs failed and netlink did it.
+func setActiveSlave(bond, slave string) (quiet bool, err error) {
+	path, perr := bondOptionPath(bond, "active_slave")
+	if perr == nil {
+		if err := os.WriteFile(path, []byte(slave), 0); err == nil {
+			return true, nil
+		} else if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrPermission) && !errors.Is(err, syscall.EROFS) {
+			// The bonding driver refused the slave: netlink would too.
+			return true, fmt.Errorf("making %s the active slave of %s: %w", slave, bond, err)
+		}
+	}
+	return false, setActiveSlaveNetlink(bond, slave)
+}
+
+// bondOptionPath is the sysfs file of one bonding option of bond.
+func bondOptionPath(bond, option string) (string, error) {
+	if bond == "" || bond == "." || bond == ".." || strings.ContainsAny(bond, "/\x00") {
+		return "", fmt.Errorf("%q is not an interface name", bond)
+	}
+	return filepath.Join("/sys/class/net", bond, "bonding", option), nil
+}
+
+// setActiveSlaveNetlink changes the bond's active_slave by RTM_NEWLINK
+// (the bond's IFLA_BOND_ACTIVE_SLAVE): where sysfs is not writable.
+func setActiveSlaveNetlink(bond, slave string) error {
 	b, err := linkByName(bond)
 	if err != nil {
 		return err
@@ -251,16 +286,21 @@ func (w *eventWatch) between(from, to time.Time) []bondEvent {
 	return out
 }
 
-// notification is a gratuitous ARP or an unsolicited NA seen leaving a
-// slave.
+// notification is a frame seen leaving a slave: one of the bond's peer
+// notifications (a gratuitous ARP, an unsolicited NA, an IGMP/MLD
+// report), or, for a capture of everything, any other frame (kind
+// notNotification, what names it).
 type notification struct {
 	at    time.Time
 	slave string
-	na    bool
+	kind  notificationKind
+	what  string
 }
 
-// capture listens on every slave for the peer notifications the bond
-// sends: AF_PACKET sockets that see the slave's outgoing frames.
+// capture listens on every slave for the frames that leave it: the peer
+// notifications the bond sends, and with all every other frame too (a
+// quiet drill accounts for whatever this host sent meanwhile). AF_PACKET
+// sockets that see the slave's outgoing frames.
 type capture struct {
 	mu    sync.Mutex
 	seen  []notification
@@ -269,7 +309,7 @@ type capture struct {
 	group sync.WaitGroup
 }
 
-func startCapture(slaves []string) (*capture, error) {
+func startCapture(slaves []string, all bool) (*capture, error) {
 	c := &capture{stop: make(chan struct{})}
 	for _, name := range slaves {
 		l, err := linkByName(name)
@@ -283,10 +323,14 @@ func startCapture(slaves []string) (*capture, error) {
 			return nil, fmt.Errorf("packet socket on %s: %w", name, err)
 		}
 		c.fds = append(c.fds, fd)
-		// Only ARP and ICMPv6 neighbour advertisements reach this
-		// socket: the measuring stream's thousands of datagrams a
-		// second stay in the kernel.
+		// Only ARP, IGMP and ICMPv6 reach this socket: the measuring
+		// stream's thousands of datagrams a second stay in the kernel.
+		// A quiet drill's host sends no stream: every frame leaving
+		// reaches it.
 		prog := notificationFilter()
+		if all {
+			prog = outgoingFilter()
+		}
 		if err := unix.SetsockoptSockFprog(fd, unix.SOL_SOCKET, unix.SO_ATTACH_FILTER, &unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}); err != nil {
 			c.close()
 			return nil, fmt.Errorf("packet filter on %s: %w", name, err)
@@ -320,11 +364,14 @@ func (c *capture) read(fd int, slave string) {
 		if !ok || ll.Pkttype != unix.PACKET_OUTGOING {
 			continue
 		}
-		if kind := peerNotification(buf[:min(n, len(buf))]); kind != notNotification {
-			c.mu.Lock()
-			c.seen = append(c.seen, notification{at: time.Now(), slave: slave, na: kind == unsolicitedNA})
-			c.mu.Unlock()
+		f := buf[:min(n, len(buf))]
+		nt := notification{at: time.Now(), slave: slave, kind: peerNotification(f)}
+		if nt.kind == notNotification {
+			nt.what = describeFrame(f)
 		}
+		c.mu.Lock()
+		c.seen = append(c.seen, nt)
+		c.mu.Unlock()
 	}
 }
 
@@ -354,9 +401,9 @@ func htons(v uint16) uint16 {
 	return binary.NativeEndian.Uint16(b[:])
 }
 
-// notificationFilter is a classic BPF program that accepts ARP frames
-// and ICMPv6 type 136 (an IPv6 header without extensions, as neighbour
-// discovery sends), and drops the rest; peerNotification decides.
+// notificationFilter is a classic BPF program that accepts ARP frames,
+// IGMP, and IPv6 carrying ICMPv6 or a hop-by-hop header (MLD reports
+// come behind one), and drops the rest; peerNotification decides.
 func notificationFilter() []unix.SockFilter {
 	const (
 		ldh = unix.BPF_LD | unix.BPF_H | unix.BPF_ABS
@@ -365,14 +412,30 @@ func notificationFilter() []unix.SockFilter {
 		ret = unix.BPF_RET | unix.BPF_K
 	)
 	return []unix.SockFilter{
-		{Code: ldh, K: 12},            // 0: ethertype
-		{Code: jeq, K: 0x0806, Jt: 5}, // 1: ARP -> accept
-		{Code: jeq, K: 0x86dd, Jf: 5}, // 2: not IPv6 -> drop
-		{Code: ldb, K: 14 + 6},        // 3: next header
-		{Code: jeq, K: 58, Jf: 3},     // 4: not ICMPv6 -> drop
-		{Code: ldb, K: 14 + 40},       // 5: ICMPv6 type
-		{Code: jeq, K: 136, Jf: 1},    // 6: not NA -> drop
-		{Code: ret, K: 0xffff},        // 7: accept
-		{Code: ret, K: 0},             // 8: drop
+		{Code: ldh, K: 12},              // 0: ethertype
+		{Code: jeq, K: 0x0806, Jt: 7},   // 1: ARP -> accept
+		{Code: jeq, K: 0x0800, Jf: 2},   // 2: not IPv4 -> 5
+		{Code: ldb, K: 14 + 9},          // 3: IPv4 protocol
+		{Code: jeq, K: 2, Jt: 4, Jf: 5}, // 4: IGMP -> accept, else drop
+		{Code: jeq, K: 0x86dd, Jf: 4},   // 5: not IPv6 -> drop
+		{Code: ldb, K: 14 + 6},          // 6: next header
+		{Code: jeq, K: 58, Jt: 1},       // 7: ICMPv6 -> accept
+		{Code: jeq, K: 0, Jf: 1},        // 8: not hop-by-hop -> drop
+		{Code: ret, K: 0xffff},          // 9: accept
+		{Code: ret, K: 0},               // 10: drop
+	}
+}
+
+// Linux's classic BPF ancillary load of the packet type (linux/filter.h:
+// SKF_AD_OFF + SKF_AD_PKTTYPE).
+const skfAdPkttype = 0xfffff000 + 4
+
+// outgoingFilter accepts every frame the host sends and nothing else.
+func outgoingFilter() []unix.SockFilter {
+	return []unix.SockFilter{
+		{Code: unix.BPF_LD | unix.BPF_B | unix.BPF_ABS, K: skfAdPkttype},
+		{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: unix.PACKET_OUTGOING, Jf: 1},
+		{Code: unix.BPF_RET | unix.BPF_K, K: 0xffff},
+		{Code: unix.BPF_RET | unix.BPF_K, K: 0},
 	}
 }

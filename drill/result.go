@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 )
@@ -31,6 +33,10 @@ type Result struct {
 	Restored bool `json:"restored"`
 	// Interrupted says why the drill ended early ("" when it did not).
 	Interrupted string `json:"interrupted,omitempty"`
+	// Notes say how the drill measured, where that matters for the
+	// numbers (how --direction rx kept this host silent, a move of the
+	// active slave that sent something of its own).
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Phase is one step of a drill (failover, failback) as measured.
@@ -59,15 +65,23 @@ type Phase struct {
 	// LACPSettleMs (802.3ad) is when the bond's usable ports were again
 	// what they should be: the rest without the slave, or all with it.
 	LACPSettleMs *float64 `json:"lacp_settle_ms"`
+	// HostFrames (--direction rx; null otherwise) counts the frames this
+	// host sent by the slaves from the action to the end of the phase
+	// besides the bond's peer notifications: each could have taught the
+	// switch the bond's new port. HostFrameKinds names them.
+	HostFrames     *int     `json:"host_frames"`
+	HostFrameKinds []string `json:"host_frame_kinds,omitempty"`
 }
 
 // GARP counts the peer notifications that left the bond's slaves.
 type GARP struct {
 	// Count is gratuitous ARPs, UnsolNA unsolicited neighbour
-	// advertisements; FirstMs the first of either after the action.
+	// advertisements, Reports IGMP and MLD membership reports (resend_igmp);
+	// FirstMs the first of any of them after the action.
 	Count   int      `json:"count"`
 	FirstMs *float64 `json:"first_ms"`
 	UnsolNA int      `json:"unsol_na"`
+	Reports int      `json:"reports"`
 	// Slaves they left by; Expected is num_grat_arp (-1: unknown).
 	Slaves   []string `json:"slaves"`
 	Expected int      `json:"expected"`
@@ -103,6 +117,9 @@ func (r *Result) WriteText(w io.Writer) error {
 			tx += "*"
 		}
 		garp := fmt.Sprintf("%d/%d", p.GARP.Count, p.GARP.UnsolNA)
+		if p.GARP.Reports > 0 {
+			garp += fmt.Sprintf(" +%d IGMP/MLD", p.GARP.Reports)
+		}
 		if p.GARP.FirstMs != nil {
 			garp += " (" + ms(p.GARP.FirstMs) + ")"
 		}
@@ -112,6 +129,12 @@ func (r *Result) WriteText(w io.Writer) error {
 	tw.Flush()
 	if r.Estimate {
 		fmt.Fprintln(w, "* estimated from the datagrams the peer lost and when they were sent")
+	}
+	if r.Direction == RX {
+		fmt.Fprintln(w, r.quietWords())
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
 	}
 	if r.Interrupted != "" {
 		fmt.Fprintf(w, "interrupted: %s\n", r.Interrupted)
@@ -130,6 +153,32 @@ func (r *Result) WriteText(w io.Writer) error {
 		fmt.Fprintf(w, "NOT restored: run bondtop drill %s --restore\n", r.Bond)
 	}
 	return nil
+}
+
+// quietWords says how a --direction rx drill kept this host from
+// teaching the switch, and what it saw leave all the same.
+func (r *Result) quietWords() string {
+	const how = "rx: one test spans failover and failback; this host sends no datagram, no keep-alive and no result until the failback is over"
+	sent, watched := 0, false
+	var kinds []string
+	for _, p := range r.Phases {
+		if p.HostFrames != nil {
+			watched = true
+			sent += *p.HostFrames
+			for _, k := range p.HostFrameKinds {
+				if !slices.Contains(kinds, k) {
+					kinds = append(kinds, k)
+				}
+			}
+		}
+	}
+	switch {
+	case !watched:
+		return how
+	case sent == 0:
+		return how + "; none of its frames left meanwhile but the bond's own notifications"
+	}
+	return fmt.Sprintf("%s; yet %d frame(s) of its own left meanwhile (%s)", how, sent, strings.Join(kinds, ", "))
 }
 
 func directionWords(d Direction) string {

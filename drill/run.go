@@ -30,6 +30,9 @@ func (d *Drill) Describe() string {
 		fmt.Fprintf(&b, "  %d. %s\n", i+1, s)
 	}
 	fmt.Fprintf(&b, "measuring: %d UDP datagrams/s %s with %s (from %s)\n", d.opts.Rate, directionWords(d.opts.Direction), d.Peer, d.src)
+	if d.opts.Direction == RX {
+		fmt.Fprintln(&b, "  one test spans both steps: this host sends nothing of its own from the failover until the failback is over, so the switch learns the move from the bond alone")
+	}
 	fmt.Fprintf(&b, "state file: %s/drill-%s.json until the bond is restored\n", d.opts.StateDir, p.Bond)
 	return b.String()
 }

@@ -139,7 +139,17 @@ type run struct {
 	res      *Result
 	// usableBefore are the bond's usable slaves before the drill.
 	usableBefore []string
+	// kept is the measuring stream the failover phase leaves running for
+	// the failback phase (--direction rx), nil otherwise.
+	kept *measuring
 }
+
+// quiet reports whether the drill keeps this host silent from the
+// failover to the end of the failback: --direction rx, where the only
+// stream comes from the peer. Then one test spans both phases, with no
+// keep-alive on its control connection, so its results are exchanged
+// only after the failback (docs/drill.md).
+func (r *run) quiet() bool { return r.d.opts.Direction == RX }
 
 // Run carries the drill out: the failover phase, the hold, the failback
 // phase, then the bond put back as it was. progress (may be nil) hears
@@ -176,7 +186,7 @@ func (d *Drill) Run(ctx context.Context, progress func(string)) (res *Result, er
 		return nil, err
 	}
 	defer r.watch.close()
-	if r.capture, err = startCapture(r.slaves); err != nil {
+	if r.capture, err = startCapture(r.slaves, r.quiet()); err != nil {
 		return nil, err
 	}
 	defer r.capture.close()
@@ -192,11 +202,13 @@ func (d *Drill) Run(ctx context.Context, progress func(string)) (res *Result, er
 	defer func() {
 		if pv := recover(); pv != nil {
 			r.restore(st)
+			r.dropKept()
 			panic(pv)
 		}
 		if rerr := r.restore(st); rerr != nil {
 			err = errors.Join(err, rerr)
 		}
+		r.dropKept()
 		r.res.Findings = findings(p, r.res)
 		if err != nil && ctx.Err() != nil {
 			r.res.Interrupted = "interrupted: the drill stopped early"
@@ -209,6 +221,26 @@ func (d *Drill) Run(ctx context.Context, progress func(string)) (res *Result, er
 	return r.res, r.failback(ctx)
 }
 
+// dropKept ends a stream a failed phase left running.
+func (r *run) dropKept() {
+	if r.kept != nil {
+		r.kept.stop()
+		r.kept = nil
+	}
+}
+
+// moveActive makes slave the bond's active slave; when only netlink could
+// do it, the result says what that sent.
+func (r *run) moveActive(slave string) error {
+	quiet, err := setActiveSlave(r.p.Bond, slave)
+	if err == nil && !quiet && !slices.Contains(r.res.Notes, netlinkMoveNote) {
+		r.res.Notes = append(r.res.Notes, netlinkMoveNote)
+	}
+	return err
+}
+
+const netlinkMoveNote = "active_slave was moved by netlink (sysfs was not writable): on that the kernel resends the bond's MLD reports, which teach a switch the new port; a bond that fails over by itself sends none"
+
 func (r *run) failover(ctx context.Context) error {
 	p := r.p
 	var act func() error
@@ -216,7 +248,7 @@ func (r *run) failover(ctx context.Context) error {
 	switch p.How {
 	case Active:
 		action = "active -> " + p.NewActive
-		act = func() error { return setActiveSlave(p.Bond, p.NewActive) }
+		act = func() error { return r.moveActive(p.NewActive) }
 	default:
 		action = p.Slave + " down"
 		act = func() error { return setAdminUp(p.Slave, false) }
@@ -243,7 +275,7 @@ func (r *run) failback(ctx context.Context) error {
 	switch p.How {
 	case Active:
 		action = "active -> " + p.Slave
-		act = func() error { return setActiveSlave(p.Bond, p.Slave) }
+		act = func() error { return r.moveActive(p.Slave) }
 		wantActive = p.Slave
 	default:
 		action = p.Slave + " up"
@@ -325,18 +357,30 @@ func (r *run) awaitFlowing(ctx context.Context, name string, t *load.Test, meter
 	return nil
 }
 
-// phase runs one measuring stream around one action: baseline, the
-// action, then until done says so (given the time the bond settled) or
-// limit passed; settled says when the bond reached its expected state.
-func (r *run) phase(ctx context.Context, name, action string, act func() error, done func(context.Context, time.Time) bool,
-	settled func(*bonding.Bond) bool, limit time.Duration) error {
+// measuring is a running measuring stream: the load test, the meter of
+// the phase its received datagrams count for, and when its own datagrams
+// left.
+type measuring struct {
+	t     *load.Test
+	meter *gapMeter
+	sends *sendLog
+}
+
+func (m *measuring) stop() (load.Summary, error) {
+	m.t.Stop()
+	return m.t.Wait()
+}
+
+// startMeasuring starts a phase's measuring stream, waits until it flows
+// and lets it run its baseline.
+func (r *run) startMeasuring(ctx context.Context, name string) (*measuring, error) {
 	o := r.d.opts
-	meter := newGapMeter()
-	var sends sendLog
+	m := &measuring{meter: newGapMeter(), sends: &sendLog{}}
+	meter := m.meter
 	cfg := load.Config{
 		Target: r.d.Peer.Addr().String(), Port: r.d.Peer.Port(), Protocol: load.UDP, UntilStopped: true,
 		Rate: uint64(o.Rate) * datagram * 8, BlockSize: datagram, Source: r.d.src, Interval: time.Second,
-		OnDatagram: meter.datagram, OnSend: sends.sent,
+		OnDatagram: meter.datagram, OnSend: m.sends.sent,
 	}
 	// In a bond that hashes by port, the stream this host sends leaves by
 	// the slave under test (planned before the drill, while it was up).
@@ -350,6 +394,9 @@ func (r *run) phase(ctx context.Context, name, action string, act func() error, 
 	switch o.Direction {
 	case RX:
 		cfg.Direction = load.Receive
+		// A keep-alive probe would leave this host mid-hold (Go's
+		// default comes after 15 s idle) and teach the switch.
+		cfg.ControlKeepAlive = -1
 	case TX:
 		cfg.Direction = load.Send
 	default:
@@ -358,11 +405,10 @@ func (r *run) phase(ctx context.Context, name, action string, act func() error, 
 	// The peer may still be closing the previous phase's test (an iperf3
 	// server runs one at a time, and answers ACCESS_DENIED meanwhile):
 	// a busy peer is asked again for a few seconds.
-	var t *load.Test
 	busyUntil := time.Now().Add(busyWait)
 	for {
-		var err error
-		if t, err = load.Start(ctx, cfg); err != nil {
+		t, err := load.Start(ctx, cfg)
+		if err != nil {
 			err = fmt.Errorf("%s: measuring stream to %s: %w", name, r.d.Peer, err)
 		} else {
 			go func(t *load.Test) {
@@ -370,27 +416,43 @@ func (r *run) phase(ctx context.Context, name, action string, act func() error, 
 				}
 			}(t)
 			if err = r.awaitFlowing(ctx, name, t, meter); err == nil {
+				m.t = t
 				break
 			}
 		}
 		if errors.Is(err, load.ErrBusy) && time.Now().Before(busyUntil) && sleep(ctx, busyRetry) {
 			continue
 		}
-		return err
-	}
-	stop := func() (load.Summary, error) {
-		t.Stop()
-		return t.Wait()
+		return nil, err
 	}
 	if !sleep(ctx, baseline) {
-		stop()
-		return ctx.Err()
+		m.stop()
+		return nil, ctx.Err()
 	}
+	return m, nil
+}
 
+// phase runs one action under a measuring stream: baseline, the action,
+// then until done says so (given the time the bond settled) or limit
+// passed; settled says when the bond reached its expected state. In a
+// quiet drill the failover phase leaves its stream running for the
+// failback phase, which takes it over at its action.
+func (r *run) phase(ctx context.Context, name, action string, act func() error, done func(context.Context, time.Time) bool,
+	settled func(*bonding.Bond) bool, limit time.Duration) error {
+	o := r.d.opts
+	m := r.kept
+	r.kept = nil
+	if m == nil {
+		var err error
+		if m, err = r.startMeasuring(ctx, name); err != nil {
+			return err
+		}
+	}
+	keep := r.quiet() && name == "failover"
 	ph := Phase{Name: name, Action: action}
 	t0 := time.Now()
 	if err := act(); err != nil {
-		stop()
+		m.stop()
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	ph.ActionTime = t0
@@ -422,7 +484,7 @@ func (r *run) phase(ctx context.Context, name, action string, act func() error, 
 		select {
 		case <-ctx.Done():
 			cerr = ctx.Err()
-		case <-t.Done():
+		case <-m.t.Done():
 			cerr = errors.New("the measuring stream ended early (the peer went away?)")
 		case <-expiry.C:
 			cerr = errPhaseOver
@@ -436,8 +498,19 @@ func (r *run) phase(ctx context.Context, name, action string, act func() error, 
 		cerr = nil
 	}
 	end := time.Now()
-	sum, serr := stop()
-	r.fill(&ph, meter.read(end, o.Rate), &sends, &sum, t0, end, settledAt)
+	if keep && cerr == nil {
+		// The stream runs on into the failback: what arrives from now on
+		// is the next phase's.
+		var rx gapReading
+		rx, m.meter = m.meter.handOver(end, o.Rate)
+		r.kept = m
+		r.fill(&ph, rx, m.sends, &load.Summary{}, t0, end, settledAt)
+		r.res.Phases = append(r.res.Phases, ph)
+		return nil
+	}
+	rx := m.meter.read(end, o.Rate)
+	sum, serr := m.stop()
+	r.fill(&ph, rx, m.sends, &sum, t0, end, settledAt)
 	r.res.Phases = append(r.res.Phases, ph)
 	if cerr != nil {
 		return fmt.Errorf("%s: %w", name, cerr)
@@ -484,11 +557,28 @@ func (r *run) fill(ph *Phase, rx gapReading, sends *sendLog, sum *load.Summary, 
 		ph.ActiveSlave = a
 	}
 	ph.GARP.Expected = r.p.Settings.NumPeerNotif
+	if r.quiet() {
+		ph.HostFrames = ptr(0)
+	}
 	for _, n := range r.capture.between(t0, end) {
-		if n.na {
+		switch n.kind {
+		case unsolicitedNA:
 			ph.GARP.UnsolNA++
-		} else {
+		case gratuitousARP:
 			ph.GARP.Count++
+		case membershipReport:
+			ph.GARP.Reports++
+		default:
+			// Only a quiet drill counts the rest (its capture sees
+			// every frame that leaves; the others' see ARP and ICMPv6).
+			if ph.HostFrames == nil {
+				continue
+			}
+			*ph.HostFrames++
+			if !slices.Contains(ph.HostFrameKinds, n.what) && len(ph.HostFrameKinds) < 8 {
+				ph.HostFrameKinds = append(ph.HostFrameKinds, n.what)
+			}
+			continue
 		}
 		if ph.GARP.FirstMs == nil {
 			ph.GARP.FirstMs = msSince(t0, n.at)
@@ -547,7 +637,7 @@ func restoreState(st *State, s Settings) error {
 	if a, err := activeSlave(st.Bond); err == nil && a == st.ActiveBefore {
 		return nil // the kernel failed back meanwhile
 	}
-	if err := setActiveSlave(st.Bond, st.ActiveBefore); err != nil {
+	if _, err := setActiveSlave(st.Bond, st.ActiveBefore); err != nil {
 		return err
 	}
 	if a, err := activeSlave(st.Bond); err != nil || a != st.ActiveBefore {

@@ -230,7 +230,7 @@ func (s *session) target() string {
 
 // connect opens the control connection and sends the cookie.
 func (s *session) connect(ctx context.Context) error {
-	d := &net.Dialer{Timeout: s.cfg.StepTimeout}
+	d := &net.Dialer{Timeout: s.cfg.StepTimeout, KeepAlive: s.cfg.ControlKeepAlive}
 	if s.cfg.Source.IsValid() {
 		d.LocalAddr = &net.TCPAddr{IP: s.cfg.Source.AsSlice(), Zone: s.cfg.Source.Zone()}
 	}

@@ -97,6 +97,11 @@ type Config struct {
 	// StepTimeout bounds every step of the control protocol
 	// (DefaultStepTimeout when 0).
 	StepTimeout time.Duration
+	// ControlKeepAlive is the control connection's TCP keep-alive period:
+	// 0 is Go's default (a probe after 15 s idle), negative none. A host
+	// that must stay silent through a long test (the failover drill's
+	// receive side) turns it off.
+	ControlKeepAlive time.Duration
 	// OnDatagram, when set, sees every UDP datagram this host receives:
 	// the stream's id, the datagram's sequence number and when it
 	// arrived. The failover drill times outages with it, to the packet.

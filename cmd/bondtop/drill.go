@@ -44,7 +44,11 @@ Flags:
                        (active-backup, balance-tlb, balance-alb)
   --hold DURATION      how long the slave stays away (default 5s)
   --direction both|rx|tx
-                       which way the measuring stream flows (default both)
+                       which way the measuring stream flows (default both);
+                       rx: only the peer sends, as to a server that mostly
+                       receives, and this host sends nothing of its own from
+                       the failover to the end of the failback, so the
+                       switch learns the move from the bond alone
   --rate N             datagrams per second each way (default 1000)
   --force              also take away the bond's last usable slave
   --plan               print what would be done, change nothing

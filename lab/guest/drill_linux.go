@@ -64,7 +64,10 @@ type Arrivals struct {
 	// sent are this side's UDP datagrams to src, as they left.
 	sent []time.Time
 	// mac's frames, other than the measured datagrams, for the log.
-	mac    net.HardwareAddr
+	mac net.HardwareAddr
+	// exceptPort: this side's datagrams to that port are not in sent.
+	exceptPort uint16
+
 	frames []frameNote
 	fd     int
 	stop   chan struct{}
@@ -75,7 +78,14 @@ type Arrivals struct {
 // src, and notes every other frame from mac.
 func ListenArrivals(t testing.TB, ns *NS, iface string, src net.IP, mac net.HardwareAddr) *Arrivals {
 	t.Helper()
-	a := &Arrivals{stop: make(chan struct{}), done: make(chan struct{}), mac: mac}
+	return ListenArrivalsExcept(t, ns, iface, src, mac, 0)
+}
+
+// ListenArrivalsExcept is ListenArrivals, leaving this side's datagrams
+// to UDP port except (another sender's) out of its send times.
+func ListenArrivalsExcept(t testing.TB, ns *NS, iface string, src net.IP, mac net.HardwareAddr, except uint16) *Arrivals {
+	t.Helper()
+	a := &Arrivals{stop: make(chan struct{}), done: make(chan struct{}), mac: mac, exceptPort: except}
 	index := ns.Link(t, iface).Attrs().Index
 	want := src.To4()
 	proto := uint16(unix.ETH_P_ALL)
@@ -121,7 +131,8 @@ func ListenArrivals(t testing.TB, ns *NS, iface string, src net.IP, mac net.Hard
 			f := buf[:n]
 			if ll, ok := from.(*unix.SockaddrLinklayer); ok && ll.Pkttype == unix.PACKET_OUTGOING {
 				// This side's own datagrams to src: when they left.
-				if binary.BigEndian.Uint16(f[12:]) == 0x0800 && f[14+9] == 17 && bytes.Equal(f[14+16:14+20], want) {
+				if binary.BigEndian.Uint16(f[12:]) == 0x0800 && f[14+9] == 17 && bytes.Equal(f[14+16:14+20], want) &&
+					(a.exceptPort == 0 || binary.BigEndian.Uint16(f[14+int(f[14]&0x0f)*4+2:]) != a.exceptPort) {
 					a.mu.Lock()
 					a.sent = append(a.sent, now)
 					a.mu.Unlock()
@@ -288,6 +299,9 @@ func describeFrame(f []byte) string {
 		if len(f) > 14+40 && f[14+6] == 58 {
 			return fmt.Sprintf("ICMPv6 type %d", f[14+40])
 		}
+		if len(f) > 14+40 && f[14+6] == 0 {
+			return "IPv6 hop-by-hop (MLD)"
+		}
 		return fmt.Sprintf("IPv6 next header %d", f[14+6])
 	default:
 		return fmt.Sprintf("ethertype %#04x", et)
@@ -355,4 +369,296 @@ func UDPReceiveErrors(t testing.TB, ns *NS) uint64 {
 		t.Fatalf("UDP counters in %s: %v", ns.Name, err)
 	}
 	return n
+}
+
+// HostDatagrams is an independent measure of what a host that only
+// receives sees in a failover: a sender in the peer namespace sends rate
+// sequence-numbered datagrams a second to the bond's address; a UDP socket
+// on the host times each arrival (the kernel's receive time). The host's
+// socket never sends, and its port stays open until the sender stopped
+// (no ICMP port unreachable either): nothing of it can teach the switch.
+// It shares no code with bondtop.
+type HostDatagrams struct {
+	mu sync.Mutex
+	// sent[i] is when datagram i+1 left (zero: the send failed); got the
+	// arrivals in the order they came.
+	sent []time.Time
+	got  []arrival
+	tx   *net.UDPConn
+	rx   *net.UDPConn
+	stop chan struct{}
+	wg   sync.WaitGroup
+}
+
+// StartHostDatagrams starts the sender in p.Peer and the receiver on the
+// bond's address, port port, in p.Root; both stop at the end of the test.
+func StartHostDatagrams(t testing.TB, p *Pair, port, rate int) *HostDatagrams {
+	t.Helper()
+	h := &HostDatagrams{stop: make(chan struct{})}
+	err := p.Root.Do(func() (err error) {
+		h.rx, err = net.ListenUDP("udp4", &net.UDPAddr{IP: p.Local, Port: port})
+		if err != nil {
+			return err
+		}
+		h.rx.SetReadBuffer(8 << 20)
+		rc, err := h.rx.SyscallConn()
+		if err != nil {
+			return err
+		}
+		var serr error
+		if err := rc.Control(func(fd uintptr) { serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1) }); err != nil {
+			return err
+		}
+		return serr
+	})
+	if err != nil {
+		t.Fatalf("host receiver on %s:%d: %v", p.Local, port, err)
+	}
+	err = p.Peer.Do(func() (err error) {
+		h.tx, err = net.DialUDP("udp4", nil, &net.UDPAddr{IP: p.Local, Port: port})
+		return err
+	})
+	if err != nil {
+		h.rx.Close()
+		t.Fatalf("peer sender to %s:%d: %v", p.Local, port, err)
+	}
+	h.wg.Add(2)
+	go func() {
+		defer h.wg.Done()
+		buf := make([]byte, 64)
+		oob := make([]byte, 64)
+		for {
+			n, oobn, _, _, err := h.rx.ReadMsgUDP(buf, oob)
+			if err != nil {
+				return
+			}
+			if n < 8 {
+				continue
+			}
+			a := arrival{seq: binary.BigEndian.Uint64(buf), at: kernelTime(oob[:oobn])}
+			h.mu.Lock()
+			h.got = append(h.got, a)
+			h.mu.Unlock()
+		}
+	}()
+	go func() {
+		defer h.wg.Done()
+		every := time.Second / time.Duration(rate)
+		start := time.Now()
+		buf := make([]byte, 32)
+		for seq := uint64(1); ; seq++ {
+			// On schedule: a sender the emulated CPUs ran late catches
+			// up at once, and its send times show the pause.
+			if d := time.Until(start.Add(time.Duration(seq) * every)); d > 0 {
+				select {
+				case <-h.stop:
+					return
+				case <-time.After(d):
+				}
+			}
+			binary.BigEndian.PutUint64(buf, seq)
+			_, err := h.tx.Write(buf)
+			at := time.Now()
+			if err != nil {
+				at = time.Time{} // ENOBUFS and the like: not sent
+			}
+			h.mu.Lock()
+			h.sent = append(h.sent, at)
+			h.mu.Unlock()
+			select {
+			case <-h.stop:
+				return
+			default:
+			}
+		}
+	}()
+	t.Cleanup(h.Close)
+	return h
+}
+
+// Close stops the sender, lets the last datagrams arrive, then closes the
+// receiver.
+func (h *HostDatagrams) Close() {
+	select {
+	case <-h.stop:
+		return
+	default:
+	}
+	close(h.stop)
+	time.Sleep(200 * time.Millisecond)
+	h.tx.Close()
+	h.rx.Close()
+	h.wg.Wait()
+}
+
+type arrival struct {
+	seq uint64
+	at  time.Time
+}
+
+// LongestGap is the longest silence between arrivals in [from, to), and
+// when it began: what the host saw, pauses of the sender included.
+func (h *HostDatagrams) LongestGap(from, to time.Time) (time.Duration, time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	times := make([]time.Time, len(h.got))
+	for i, a := range h.got {
+		times[i] = a.at
+	}
+	return longestGap(times, from, to)
+}
+
+// Outage is the longest run of datagrams that never arrived, among the
+// arrivals in [from, to), reckoned on the sender's clock: from when the
+// last datagram before the run left to when the first after it did. A
+// pause of the sender alone loses nothing and is no outage; one inside
+// an outage counts with it.
+func (h *HostDatagrams) Outage(from, to time.Time) time.Duration {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var longest time.Duration
+	var prev uint64
+	for _, a := range h.got {
+		if a.at.Before(from) || !a.at.Before(to) || a.seq <= prev {
+			continue
+		}
+		if prev > 0 && a.seq > prev+1 && a.seq <= uint64(len(h.sent)) {
+			if d := h.sent[a.seq-1].Sub(h.sent[prev-1]); d > longest {
+				longest = d
+			}
+		}
+		prev = a.seq
+	}
+	return longest
+}
+
+// SendStall is the sender's own longest pause in [from, to): the emulated
+// CPUs running it late, a gap the bond did not cause.
+func (h *HostDatagrams) SendStall(from, to time.Time) time.Duration {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	d, _ := longestGap(h.sent, from, to)
+	return d
+}
+
+// MACFrames notes every frame with one source MAC that arrives on an
+// interface: on the switch's ports, all a switch can learn that MAC's
+// port from.
+type MACFrames struct {
+	mu     sync.Mutex
+	frames []frameNote
+	fd     int
+	stop   chan struct{}
+	done   chan struct{}
+}
+
+// ListenMAC starts noting the frames from mac arriving on iface in ns.
+func ListenMAC(t testing.TB, ns *NS, iface string, mac net.HardwareAddr) *MACFrames {
+	t.Helper()
+	m := &MACFrames{stop: make(chan struct{}), done: make(chan struct{})}
+	index := ns.Link(t, iface).Attrs().Index
+	proto := uint16(unix.ETH_P_ALL)
+	proto = proto<<8 | proto>>8
+	err := ns.Do(func() error {
+		fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, int(proto))
+		if err != nil {
+			return err
+		}
+		m.fd = fd
+		tv := unix.Timeval{Usec: 50000}
+		unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
+		unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1)
+		const (
+			ldw = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
+			ldh = unix.BPF_LD | unix.BPF_H | unix.BPF_ABS
+			jeq = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
+			ret = unix.BPF_RET | unix.BPF_K
+		)
+		prog := []unix.SockFilter{
+			{Code: ldw, K: 6}, // source MAC, first 4 bytes
+			{Code: jeq, K: binary.BigEndian.Uint32(mac[0:4]), Jf: 3},
+			{Code: ldh, K: 10}, // its last 2
+			{Code: jeq, K: uint32(binary.BigEndian.Uint16(mac[4:6])), Jf: 1},
+			{Code: ret, K: 0xffff},
+			{Code: ret, K: 0},
+		}
+		if err := unix.SetsockoptSockFprog(fd, unix.SOL_SOCKET, unix.SO_ATTACH_FILTER, &unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}); err != nil {
+			return err
+		}
+		return unix.Bind(fd, &unix.SockaddrLinklayer{Protocol: proto, Ifindex: index})
+	})
+	if err != nil {
+		t.Fatalf("packet socket on %s in %s: %v", iface, ns.Name, err)
+	}
+	go func() {
+		defer close(m.done)
+		buf := make([]byte, 256)
+		oob := make([]byte, 64)
+		for {
+			select {
+			case <-m.stop:
+				return
+			default:
+			}
+			n, oobn, _, from, err := unix.Recvmsg(m.fd, buf, oob, 0)
+			if err != nil || n < 14 {
+				continue
+			}
+			if ll, ok := from.(*unix.SockaddrLinklayer); ok && ll.Pkttype == unix.PACKET_OUTGOING {
+				continue
+			}
+			what := describeFrame(buf[:n])
+			if what == "" {
+				what = "IPv4 UDP"
+			}
+			m.mu.Lock()
+			m.frames = append(m.frames, frameNote{kernelTime(oob[:oobn]), what})
+			m.mu.Unlock()
+		}
+	}()
+	t.Cleanup(m.Close)
+	return m
+}
+
+// Close stops the capture.
+func (m *MACFrames) Close() {
+	select {
+	case <-m.stop:
+		return
+	default:
+	}
+	close(m.stop)
+	<-m.done
+	unix.Close(m.fd)
+}
+
+// Between describes the frames that arrived in [from, to), with their
+// time after from.
+func (m *MACFrames) Between(from, to time.Time) []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []string
+	for _, f := range m.frames {
+		if !f.at.Before(from) && f.at.Before(to) {
+			out = append(out, fmt.Sprintf("+%.1fms %s", float64(f.at.Sub(from).Microseconds())/1000, f.what))
+		}
+	}
+	return out
+}
+
+// WaitQuiet waits until no frame arrived for quiet (a bond just made
+// still sends its IPv6 start-up: DAD, MLD reports, router solicitations),
+// at most limit.
+func (m *MACFrames) WaitQuiet(t testing.TB, quiet, limit time.Duration) {
+	t.Helper()
+	start := time.Now()
+	Eventually(t, limit, fmt.Sprintf("no frame from the bond for %v", quiet), func() (bool, string) {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if len(m.frames) == 0 || m.frames[len(m.frames)-1].at.Before(start) {
+			return time.Since(start) >= quiet, "nothing"
+		}
+		last := m.frames[len(m.frames)-1]
+		return time.Since(last.at) >= quiet, last.what
+	})
 }
