@@ -70,7 +70,7 @@ FUZZ_TARGETS := bonding:FuzzParseProc bonding:FuzzParseNetDev bonding:FuzzReadSy
 	bonding:FuzzNetlinkMessage bonding:FuzzHash record:FuzzReadFrom load:FuzzControlMessage \
 	cmd/bondtop:FuzzParseAllow \
 	intent:FuzzNetplan intent:FuzzNMKeyfile intent:FuzzIfcfg intent:FuzzNetworkd intent:FuzzIfupdown \
-	internal/printable:FuzzString internal/webconfig:FuzzLoad internal/promtext:FuzzExposition metrics:FuzzProcFiles \
+	internal/printable:FuzzString internal/printable:FuzzJSON internal/printable:FuzzText internal/webconfig:FuzzLoad internal/promtext:FuzzExposition metrics:FuzzProcFiles \
 	drill:FuzzPeerNotification \
 	collector/flowmeter:FuzzParseFrame \
 	collector/neighbors:FuzzDecode bonding:FuzzParseXstats collector/neighbors:FuzzDecodeLACPDU \
@@ -88,7 +88,7 @@ fuzz:
 # The targets for text from outside (configuration files, the escaping of
 # what reaches a terminal or JSON), briefly, on every `make test`.
 FUZZ_SHORT_TARGETS := intent:FuzzNetplan intent:FuzzNMKeyfile intent:FuzzIfcfg intent:FuzzNetworkd \
-	intent:FuzzIfupdown internal/printable:FuzzString
+	intent:FuzzIfupdown internal/printable:FuzzString internal/printable:FuzzJSON internal/printable:FuzzText
 fuzz-short:
 	@$(MAKE) --no-print-directory fuzz FUZZ_TARGETS="$(FUZZ_SHORT_TARGETS)" FUZZTIME=10s
 
