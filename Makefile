@@ -8,6 +8,7 @@
 #   make lab-fixtures  capture fixture trees from the lab (kernel $(LAB_FIXTURES_KERNEL)) into testdata/lab
 #   make ovs-fixtures  capture OVSDB and unixctl replies of a private, real OVS into ovs/testdata
 #   make fuzz        every parser's fuzz target, FUZZTIME each (default 60s)
+#   make fuzz-short  the untrusted-text targets (config readers, printable), 10s each; part of make test
 #   make bench       the benchmarks quoted in docs/performance.md
 #   make generate    the flow meter's eBPF objects from C (needs clang, llvm)
 #   make check-generate  the committed eBPF objects are what generate makes
@@ -22,13 +23,13 @@ FUZZTIME    ?= 60s
 # The kernel whose trees testdata/lab holds (their golden files were reviewed on it).
 LAB_FIXTURES_KERNEL ?= 6.1
 
-.PHONY: build test deps tools lint unit lab-deps test-lab lab-fixtures ovs-fixtures fuzz bench clean generate measure check-generate
+.PHONY: build test deps tools lint unit lab-deps test-lab lab-fixtures ovs-fixtures fuzz fuzz-short bench clean generate measure check-generate
 
 # TAGS=nometrics: a smaller binary without the /metrics server (--listen refused).
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -tags '$(TAGS)' -ldflags "-s -w -X main.version=$(VERSION)" -o bin/bondtop ./cmd/bondtop
 
-test: deps lint check-generate unit test-lab
+test: deps lint check-generate unit fuzz-short test-lab
 
 deps: tools lab-deps
 	./scripts/test-deps.sh
@@ -70,7 +71,7 @@ FUZZ_TARGETS := bonding:FuzzParseProc bonding:FuzzParseNetDev bonding:FuzzReadSy
 	bonding:FuzzNetlinkMessage bonding:FuzzHash record:FuzzReadFrom load:FuzzControlMessage \
 	cmd/bondtop:FuzzParseAllow \
 	intent:FuzzNetplan intent:FuzzNMKeyfile intent:FuzzIfcfg intent:FuzzNetworkd intent:FuzzIfupdown \
-	internal/printable:FuzzString internal/webconfig:FuzzLoad internal/promtext:FuzzExposition metrics:FuzzProcFiles \
+	internal/printable:FuzzString internal/printable:FuzzJSON internal/printable:FuzzText internal/webconfig:FuzzLoad internal/promtext:FuzzExposition metrics:FuzzProcFiles \
 	drill:FuzzPeerNotification \
 	collector/flowmeter:FuzzParseFrame \
 	collector/neighbors:FuzzDecode bonding:FuzzParseXstats collector/neighbors:FuzzDecodeLACPDU \
@@ -84,6 +85,13 @@ fuzz:
 		echo "== $$name ($$pkg)"; \
 		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -parallel 1 ./$$pkg/ || exit 1; \
 	done
+
+# The targets for text from outside (configuration files, the escaping of
+# what reaches a terminal or JSON), briefly, on every `make test`.
+FUZZ_SHORT_TARGETS := intent:FuzzNetplan intent:FuzzNMKeyfile intent:FuzzIfcfg intent:FuzzNetworkd \
+	intent:FuzzIfupdown internal/printable:FuzzString internal/printable:FuzzJSON internal/printable:FuzzText
+fuzz-short:
+	@$(MAKE) --no-print-directory fuzz FUZZ_TARGETS="$(FUZZ_SHORT_TARGETS)" FUZZTIME=10s
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./bonding/ ./collector/ ./collector/flowmeter/ ./collector/neighbors/ ./diagnose/ ./ui/ ./cmd/bondtop/

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -112,6 +113,9 @@ func ParseNetplan(files []File) ([]Bond, []string) {
 					warn(f.Path, n.Line, "bond %s: interfaces is not a list", name)
 				}
 				for _, i := range n.Content {
+					if i.Kind == yaml.AliasNode && i.Alias != nil {
+						i = i.Alias // "- *eth": the anchored value
+					}
 					if i.Kind == yaml.ScalarNode && !slices.Contains(ids[name], i.Value) {
 						ids[name] = append(ids[name], i.Value)
 					}
@@ -179,14 +183,44 @@ func ParseNetplan(files []File) ([]Bond, []string) {
 	for _, name := range order {
 		b := bonds[name]
 		for _, id := range ids[name] {
-			b.addSlave(kernelName(id), b.SlavesAt)
+			k := kernelName(id)
+			if err := checkIfName(k); err != nil {
+				warn(b.SlavesAt.File, b.SlavesAt.Line, "bond %s: interface %q: %v", name, id, err)
+				continue
+			}
+			b.addSlave(k, b.SlavesAt)
 		}
 		if p, ok := primary[name]; ok {
-			b.Options["primary"] = kernelName(p)
+			k := kernelName(p)
+			if err := checkIfName(k); err != nil {
+				at := b.OptionAt["primary"]
+				warn(at.File, at.Line, "bond %s: primary %q: %v", name, p, err)
+				delete(b.OptionAt, "primary")
+			} else {
+				b.Options["primary"] = k
+			}
 		}
 		out = append(out, *b)
 	}
 	return out, warnings
+}
+
+// checkIfName says why the kernel would refuse name as an interface name
+// (dev_valid_name): empty, "." or "..", or holding a slash, a colon or
+// white space. An empty YAML value (a bare "-", an anchor with nothing
+// after it) must not become a slave without a name.
+func checkIfName(name string) error {
+	switch {
+	case name == "":
+		return fmt.Errorf("empty interface name")
+	case name == "." || name == "..":
+		return fmt.Errorf("not an interface name")
+	case strings.ContainsFunc(name, func(r rune) bool {
+		return r == '/' || r == ':' || r < 0x21 || r == 0x7f || unicode.IsSpace(r)
+	}):
+		return fmt.Errorf("an interface name holds no slash, colon, white space or control character")
+	}
+	return nil
 }
 
 // mapGet returns the value of key in a YAML mapping, or nil.

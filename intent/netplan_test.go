@@ -189,3 +189,25 @@ func readGenerated(t *testing.T, root, dir string, suffixes ...string) []File {
 	}
 	return out
 }
+
+// An empty YAML value where an interface is named (a bare "-", an anchor
+// with nothing after it, blanks) is a warning, never a slave without a
+// name; an alias names what its anchor holds.
+func TestNetplanEmptyInterfaceNames(t *testing.T) {
+	y := "network:\n  bonds:\n    bond0:\n      interfaces:\n        - &a\n        - \" \"\n        - &e eth1\n        - *a\n        - *e\n        - eth/2\n      parameters:\n        primary: &p\n"
+	bonds, warnings := ParseNetplan([]File{{"/etc/netplan/01.yaml", []byte(y)}})
+	if len(bonds) != 1 {
+		t.Fatalf("bonds %+v", bonds)
+	}
+	if !slices.Equal(bonds[0].Slaves, []string{"eth1"}) {
+		t.Errorf("slaves %q, want [eth1]", bonds[0].Slaves)
+	}
+	if _, ok := bonds[0].Options["primary"]; ok {
+		t.Errorf("an empty primary was kept: %q", bonds[0].Options)
+	}
+	// "" (once: the alias names the same), " ", "eth/2", the primary.
+	if len(warnings) != 4 {
+		t.Errorf("warnings %q, want 4", warnings)
+	}
+	checkParsed(t, bonds, "/etc/netplan/01.yaml")
+}

@@ -5,12 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
+
+	"github.com/bondtop/bondtop/internal/filekind"
 )
 
 // DefaultRunDir is where Debian, Ubuntu and RHEL packages put the sockets.
@@ -115,15 +119,48 @@ func (c *Client) DBSocket() string { return filepath.Join(c.RunDir, "db.sock") }
 // does: ovs-vswitchd.<pid>.ctl, the pid read from ovs-vswitchd.pid.
 func (c *Client) ControlSocket() (string, error) {
 	pidfile := filepath.Join(c.RunDir, "ovs-vswitchd.pid")
-	b, err := os.ReadFile(pidfile)
-	if err != nil {
+	b, err := readPidfile(pidfile)
+	if errors.Is(err, os.ErrNotExist) {
 		return "", fmt.Errorf("ovs-vswitchd is not running here (%w); is --ovs-rundir right?", err)
+	}
+	if err != nil {
+		return "", err
 	}
 	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
 	if err != nil || pid <= 0 {
 		return "", fmt.Errorf("%s: %q is not a process id", pidfile, strings.TrimSpace(string(b)))
 	}
 	return filepath.Join(c.RunDir, fmt.Sprintf("ovs-vswitchd.%d.ctl", pid)), nil
+}
+
+// maxPidfile bounds what is read of a pidfile: a pid and a newline.
+const maxPidfile = 32
+
+// readPidfile reads a pidfile that can be anything a root-owned run
+// directory holds after a mistake or an attack: only a regular file is
+// read (a FIFO would block, the zero device never end), opened without
+// blocking, and at most maxPidfile bytes of it. See docs/security.md.
+func readPidfile(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is %s, not a pidfile", path, filekind.Of(st.Mode()))
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxPidfile+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(b) > maxPidfile {
+		return nil, fmt.Errorf("%s is over %d bytes, not a pidfile", path, maxPidfile)
+	}
+	return b, nil
 }
 
 // Close drops both connections.
@@ -154,7 +191,7 @@ func (c *Client) ReadDB(ctx context.Context) (*DB, error) {
 
 func (c *Client) readDB(ctx context.Context) (*DB, error) {
 	if c.db == nil {
-		conn, err := dialRPC(ctx, c.DBSocket())
+		conn, err := dialRPC(ctx, c.DBSocket(), maxMessage)
 		if err != nil {
 			return nil, socketError("ovsdb-server", c.DBSocket(), err)
 		}
@@ -181,7 +218,7 @@ func (c *Client) appctl(ctx context.Context, command string, args ...string) (st
 		if err != nil {
 			return "", err
 		}
-		conn, err := dialRPC(ctx, path)
+		conn, err := dialRPC(ctx, path, maxCtlMessage)
 		if err != nil {
 			return "", socketError("ovs-vswitchd", path, err)
 		}

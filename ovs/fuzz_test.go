@@ -29,7 +29,7 @@ func FuzzDecodeMessage(f *testing.F) {
 	f.Add(`{"method":"echo","params":[],"id":"e"}{"result":"x","id":1}`)
 	f.Add(`{"result":[{"rows":[{"ports":["uuid","x"],"other_config":["map",[["a","b"]]],"ofport":["set",[]]}]},{"rows":[]},{"rows":[]}],"id":1}`)
 	f.Fuzz(func(t *testing.T, s string) {
-		d := newDecoder(bytes.NewReader([]byte(s)))
+		d := newDecoder(bytes.NewReader([]byte(s)), maxMessage)
 		for range 4 {
 			m, err := d.next()
 			if err != nil {

@@ -12,10 +12,18 @@ import (
 	"time"
 )
 
-// maxMessage bounds one JSON-RPC message. A bond/show of a switch with many
-// bonds is tens of kB; an OVSDB dump of a large switch a few MB.
-// A variable so that tests can lower it.
-var maxMessage = 64 << 20
+// maxMessage bounds one OVSDB message and maxCtlMessage one unixctl
+// reply: whatever a socket sends, bondtop holds a bounded multiple of
+// these (the decoder's buffer and the decoded copies), and a reply over
+// the bound is an error the caller shows as a warning. OVSDB's select of
+// the Bridge and Port columns is about 500 bytes a port, the Interface
+// rows of the bonds' members about 1.5 kB each: 8 MiB is some 15 000
+// ports. A bond/show or lacp/show of a switch with many bonds is tens of
+// kB. Variables so that tests can lower them. See docs/security.md.
+var (
+	maxMessage    = 8 << 20
+	maxCtlMessage = 1 << 20
+)
 
 // message is one JSON-RPC 1.0 message as both OVSDB (RFC 7047 section 4)
 // and ovs-vswitchd's unixctl server send them: a request (method, params,
@@ -39,19 +47,21 @@ func isNull(raw json.RawMessage) bool {
 type decoder struct {
 	dec    *json.Decoder
 	budget *budgetReader
+	limit  int
 }
 
 // budgetReader lets at most left bytes through, then fails: next refills
 // it before each message, so one endless or huge value cannot make the
 // json.Decoder buffer without bound.
 type budgetReader struct {
-	r    io.Reader
-	left int64
+	r     io.Reader
+	left  int64
+	limit int
 }
 
 func (b *budgetReader) Read(p []byte) (int, error) {
 	if b.left <= 0 {
-		return 0, fmt.Errorf("json-rpc: a message is over the %d-byte limit", maxMessage)
+		return 0, fmt.Errorf("a message is over the %d-byte limit", b.limit)
 	}
 	if int64(len(p)) > b.left {
 		p = p[:b.left]
@@ -61,15 +71,18 @@ func (b *budgetReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func newDecoder(r io.Reader) *decoder {
-	b := &budgetReader{r: r}
-	return &decoder{dec: json.NewDecoder(b), budget: b}
+// newDecoder reads messages of at most limit bytes from r.
+func newDecoder(r io.Reader, limit int) *decoder {
+	b := &budgetReader{r: r, limit: limit}
+	return &decoder{dec: json.NewDecoder(b), budget: b, limit: limit}
 }
 
 // next reads one message. A value that is not a JSON object, or an object
 // that is neither request nor response, is an error.
 func (d *decoder) next() (*message, error) {
-	d.budget.left = int64(maxMessage)
+	// What the decoder holds already (read past the last message) counts
+	// against this one's budget.
+	d.budget.left = int64(d.limit) - int64(bufferedLen(d.dec))
 	var raw json.RawMessage
 	if err := d.dec.Decode(&raw); err != nil {
 		if errors.Is(err, io.EOF) {
@@ -77,14 +90,22 @@ func (d *decoder) next() (*message, error) {
 		}
 		return nil, fmt.Errorf("json-rpc: %w", err)
 	}
+	if len(raw) > d.limit {
+		return nil, fmt.Errorf("json-rpc: message of %d bytes is over the %d-byte limit", len(raw), d.limit)
+	}
 	return decodeMessage(raw)
+}
+
+// bufferedLen is how many bytes dec has read but not decoded yet.
+func bufferedLen(dec *json.Decoder) int {
+	if r, ok := dec.Buffered().(interface{ Len() int }); ok {
+		return r.Len()
+	}
+	return 0
 }
 
 // decodeMessage checks one JSON value is a well-formed JSON-RPC message.
 func decodeMessage(raw []byte) (*message, error) {
-	if len(raw) > maxMessage {
-		return nil, fmt.Errorf("json-rpc: message of %d bytes is over the %d limit", len(raw), maxMessage)
-	}
 	t := bytes.TrimSpace(raw)
 	if len(t) == 0 || t[0] != '{' {
 		return nil, errors.New("json-rpc: message is not a JSON object")
@@ -143,14 +164,15 @@ type rpcConn struct {
 	nextID int
 }
 
-// dialRPC connects to a unix socket.
-func dialRPC(ctx context.Context, path string) (*rpcConn, error) {
+// dialRPC connects to a unix socket whose messages are at most limit
+// bytes.
+func dialRPC(ctx context.Context, path string, limit int) (*rpcConn, error) {
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "unix", path)
 	if err != nil {
 		return nil, err
 	}
-	return &rpcConn{conn: c, dec: newDecoder(c)}, nil
+	return &rpcConn{conn: c, dec: newDecoder(c, limit)}, nil
 }
 
 func (c *rpcConn) Close() error { return c.conn.Close() }

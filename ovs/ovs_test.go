@@ -204,7 +204,7 @@ func TestRPCCall(t *testing.T) {
 	)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	c, err := dialRPC(ctx, path)
+	c, err := dialRPC(ctx, path, maxCtlMessage)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +244,7 @@ func TestDecoderBudget(t *testing.T) {
 	maxMessage = 1 << 20
 	// A value that never ends stops at the limit instead of filling memory.
 	huge := io.MultiReader(strings.NewReader(`{"result":"`), &endless{})
-	d := newDecoder(huge)
+	d := newDecoder(huge, maxMessage)
 	if _, err := d.next(); err == nil || !strings.Contains(err.Error(), "limit") {
 		t.Fatalf("endless message: %v", err)
 	}
@@ -253,7 +253,7 @@ func TestDecoderBudget(t *testing.T) {
 	for range 3 {
 		stream.WriteString(`{"result":"` + strings.Repeat("x", 1000) + `","id":1}`)
 	}
-	d = newDecoder(strings.NewReader(stream.String()))
+	d = newDecoder(strings.NewReader(stream.String()), maxMessage)
 	for i := range 3 {
 		if _, err := d.next(); err != nil {
 			t.Fatalf("message %d: %v", i, err)

@@ -70,6 +70,15 @@ func selectOp(table string, columns []string) map[string]any {
 	return map[string]any{"op": "select", "table": table, "where": []any{}, "columns": columns}
 }
 
+// maxPortInterfaces bounds the interfaces of one port and maxBondMembers
+// those of every bond together, which readDB asks the Interface rows of
+// one by one: Linux bonds and OVS bonds have a few members; a port
+// naming a million interface UUIDs would cost gigabytes to ask about.
+const (
+	maxPortInterfaces = 1024
+	maxBondMembers    = 4096
+)
+
 // readDB asks ovsdb-server for the Bridge and Port rows in one
 // transaction, then for the Interface rows of the bonds' members only: on
 // a hypervisor the Interface table holds a row with statistics for every
@@ -96,6 +105,9 @@ func readDB(ctx context.Context, c *rpcConn) (*DB, error) {
 	for _, p := range db.Ports {
 		if len(p.Interfaces) < 2 {
 			continue
+		}
+		if len(ops)-1+len(p.Interfaces) > maxBondMembers {
+			return nil, fmt.Errorf("ovsdb: the bonds have over %d members together; bondtop reads no more", maxBondMembers)
 		}
 		for _, u := range p.Interfaces {
 			op := selectOp("Interface", interfaceColumns)
@@ -195,6 +207,9 @@ func (db *DB) addPorts(rows []map[string]json.RawMessage) error {
 		p.UUID = d.uuid("_uuid")
 		p.Name = d.str("name")
 		p.Interfaces = d.uuids("interfaces")
+		if len(p.Interfaces) > maxPortInterfaces {
+			return fmt.Errorf("ovsdb Port row %q: %d interfaces, over the %d bondtop reads", p.Name, len(p.Interfaces), maxPortInterfaces)
+		}
 		p.BondMode = d.str("bond_mode")
 		p.LACP = d.str("lacp")
 		p.UpDelayMs = int(d.int("bond_updelay"))

@@ -34,6 +34,7 @@ import (
 
 	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/internal/filekind"
+	"github.com/bondtop/bondtop/internal/printable"
 )
 
 // FormatVersion is the version a header line carries. A reader refuses
@@ -165,7 +166,9 @@ func (w *Writer) writeLine(v any) error {
 	if err := json.NewEncoder(&w.buf).Encode(v); err != nil {
 		return fmt.Errorf("record: %w", err)
 	}
-	if _, err := w.gz.Write(w.buf.Bytes()); err != nil {
+	// A recording is read with zcat as often as with --replay: raw C1 and
+	// bidi controls (which encoding/json leaves) are written escaped.
+	if _, err := w.gz.Write(printable.JSON(w.buf.Bytes())); err != nil {
 		return fmt.Errorf("record %s: %w", w.f.Name(), err)
 	}
 	// A sync flush ends a deflate block, so everything written so far can

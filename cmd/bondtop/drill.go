@@ -19,6 +19,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/bondtop/bondtop/drill"
+	"github.com/bondtop/bondtop/internal/printable"
 )
 
 const drillUsage = `bondtop drill - measure what a failover really costs
@@ -159,7 +160,7 @@ func runDrill(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	res, err := d.Run(ctx, progress)
 	if res != nil {
 		if c.json {
-			res.WriteJSON(stdout)
+			res.WriteJSON(printable.NewJSONWriter(stdout))
 		} else {
 			res.WriteText(stdout)
 		}

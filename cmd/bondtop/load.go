@@ -416,7 +416,7 @@ func writeLoadJSON(w io.Writer, sum *load.Summary, slaves []slaveDelta, bp *bond
 	if retr >= 0 {
 		doc.Sum.Retransmits = &retr
 	}
-	enc := json.NewEncoder(w)
+	enc := json.NewEncoder(printable.NewJSONWriter(w))
 	enc.SetIndent("", "  ")
 	return enc.Encode(doc)
 }

@@ -172,7 +172,9 @@ type options struct {
 
 func main() {
 	stopProfiles := startProfiles(os.Stderr)
-	code := run(os.Args[1:], os.Stdout, os.Stderr)
+	// Every message on standard error can quote a name, a flag or a file
+	// from outside: each is shown, never obeyed (docs/security.md).
+	code := run(os.Args[1:], os.Stdout, printable.NewWriter(os.Stderr))
 	stopProfiles()
 	os.Exit(code)
 }
@@ -283,7 +285,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "bondtop: %v\nRun 'bondtop -h' for usage.\n", err)
+		fmt.Fprintf(stderr, "bondtop: %s\nRun 'bondtop -h' for usage.\n", printable.String(err.Error()))
 		return exitUsage
 	}
 	if opts.version {
@@ -309,7 +311,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		opts.sinks = append(opts.sinks, sink)
 		defer func() {
 			if err := finish(); err != nil {
-				fmt.Fprintf(stderr, "bondtop: the recording %s is incomplete: %v\n", opts.record, err)
+				fmt.Fprintf(stderr, "bondtop: the recording %s is incomplete: %s\n", printable.String(opts.record), printable.String(err.Error()))
 			}
 		}()
 	}

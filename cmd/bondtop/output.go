@@ -26,7 +26,8 @@ func sampleAndPrint(src collector.Source, o options, n int, w io.Writer) error {
 	if _, err := s.Sample(); err != nil {
 		return err
 	}
-	enc := json.NewEncoder(w)
+	// encoding/json writes C1 and bidi controls raw (docs/security.md).
+	enc := json.NewEncoder(printable.NewJSONWriter(w))
 	if o.once {
 		enc.SetIndent("", "  ")
 	}
@@ -103,7 +104,7 @@ func listBonds(src collector.Source, asJSON bool, w io.Writer) error {
 			}
 			out = append(out, e)
 		}
-		enc := json.NewEncoder(w)
+		enc := json.NewEncoder(printable.NewJSONWriter(w))
 		enc.SetIndent("", "  ")
 		return enc.Encode(out)
 	}

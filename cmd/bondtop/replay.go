@@ -14,6 +14,7 @@ import (
 
 	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/internal/filekind"
+	"github.com/bondtop/bondtop/internal/printable"
 	"github.com/bondtop/bondtop/record"
 )
 
@@ -89,7 +90,8 @@ func replayPrint(rd *record.Reader, o options, stdout, stderr io.Writer) error {
 	print := func(e *record.Entry) {
 		printed++
 		if o.json {
-			fmt.Fprintf(stdout, "%s\n", e.Raw)
+			// A recording from another host may hold raw controls.
+			fmt.Fprintf(stdout, "%s\n", printable.JSON(e.Raw))
 			return
 		}
 		if printed > 1 {

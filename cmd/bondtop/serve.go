@@ -80,7 +80,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "bondtop: serve: %v\nRun 'bondtop serve -h' for usage.\n", err)
+		fmt.Fprintf(stderr, "bondtop: serve: %s\nRun 'bondtop serve -h' for usage.\n", printable.String(err.Error()))
 		return exitUsage
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -97,16 +97,16 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	}
 	ln, err := load.Listen(*listen)
 	if err != nil {
-		fmt.Fprintf(stderr, "bondtop: serve: %v\n", err)
+		fmt.Fprintf(stderr, "bondtop: serve: %s\n", printable.String(err.Error()))
 		return exitRuntime
 	}
 	// Said once the port is ours, so the line is never a false promise.
 	fmt.Fprintf(stdout, "bondtop serve: listening on %s (iperf3 protocol, one test at a time)\n", ln.Addr())
 	if warning := exposure(ln.Addr(), allow, rate); warning != "" {
-		fmt.Fprintf(stdout, "bondtop serve: %s\n", warning)
+		fmt.Fprintf(stdout, "bondtop serve: %s\n", printable.String(warning))
 	}
 	if err := srv.Serve(ctx, ln); err != nil {
-		fmt.Fprintf(stderr, "bondtop: serve: %v\n", err)
+		fmt.Fprintf(stderr, "bondtop: serve: %s\n", printable.String(err.Error()))
 		return exitRuntime
 	}
 	return exitOK

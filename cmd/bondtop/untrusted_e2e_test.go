@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -160,12 +162,12 @@ func TestRootHostileTree(t *testing.T) {
 
 // escapeNames are interface names an attacker can give a bond and its
 // slaves (Linux accepts them; a tree or a recording can hold anything):
-// screen clearing, a title change ended by BEL, an 8-bit CSI, invalid
-// UTF-8.
+// screen clearing, a title change ended by BEL, an 8-bit CSI and a
+// right-to-left override, invalid UTF-8.
 var escapeNames = []string{
 	"bond\x1b[2J\x1b]0;pwned\x07",
 	"eth\x1b[31m0",
-	"eth\xc2\x9b2J1",
+	"eth\xc2\x9b2J\xe2\x80\xae1",
 	"eth\xff\x1b2",
 }
 
@@ -200,12 +202,14 @@ func escapeTree(t *testing.T) string {
 
 // checkNoEscapes fails when out holds a byte a terminal acts on: C0
 // controls other than newline and tab, DEL, C1 controls as UTF-8 or as a
-// bare byte, or any invalid UTF-8.
+// bare byte, a bidi override or isolate (U+202A-U+202E, U+2066-U+2069),
+// or any invalid UTF-8.
 func checkNoEscapes(t *testing.T, what, out string) {
 	t.Helper()
 	for i := 0; i < len(out); i++ {
 		c := out[i]
-		if (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f || c == 0x9b || (c == 0xc2 && i+1 < len(out) && out[i+1] >= 0x80 && out[i+1] <= 0x9f) || c == 0xff {
+		bidi := c == 0xe2 && i+2 < len(out) && ((out[i+1] == 0x80 && out[i+2] >= 0xaa && out[i+2] <= 0xae) || (out[i+1] == 0x81 && out[i+2] >= 0xa6 && out[i+2] <= 0xa9))
+		if (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f || c == 0x9b || (c == 0xc2 && i+1 < len(out) && out[i+1] >= 0x80 && out[i+1] <= 0x9f) || c == 0xff || bidi {
 			t.Errorf("%s: byte %#x at %d: %q", what, c, i, out[max(0, i-30):min(len(out), i+30)])
 			return
 		}
@@ -230,14 +234,31 @@ func TestEscapeNamesShownNotObeyed(t *testing.T) {
 	if len(snap.Bonds) != 1 || snap.Bonds[0].Name != escapeNames[0] || len(snap.Bonds[0].Slaves) != 3 || snap.Bonds[0].Slaves[0].Name != escapeNames[1] {
 		t.Fatalf("--json does not carry the names as they are: %+v", snap.Bonds)
 	}
-	// JSON escapes C0 controls and replaces invalid UTF-8; it keeps C1
-	// characters (U+0080-U+009F) as they are, exact for the programs it
-	// is for.
-	for _, c := range []byte(out + stderr) {
-		if c < 0x20 && c != '\n' {
-			t.Fatalf("--once --json printed byte %#x", c)
-		}
+	// JSON carries the names exactly, with every control (C1 and bidi
+	// included, which encoding/json would write raw) as a \u escape: jq -r
+	// or a log viewer prints what it is given.
+	checkNoEscapes(t, "--once --json", out+stderr)
+	if !strings.Contains(out, `eth\u009b2J\u202e1`) {
+		t.Errorf("--json does not escape C1 and bidi:\n%s", out)
 	}
+	// The recording itself (read with zcat as often as replayed) and its
+	// replay as JSON.
+	zr, err := os.Open(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gz, err := gzip.NewReader(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(gz)
+	zr.Close()
+	checkNoEscapes(t, "the recording", string(raw))
+	out, stderr, code, _ = runBounded(t, 30*time.Second, "--replay", rec, "--once", "--json")
+	if code != 0 || !strings.Contains(out, `eth\u009b2J\u202e1`) {
+		t.Errorf("--replay --json: exit %d, %s\n%s", code, stderr, out)
+	}
+	checkNoEscapes(t, "--replay --json", out+stderr)
 
 	runs := [][]string{
 		{"--root", dir, "--once", "--interval", "100ms"},
@@ -265,7 +286,7 @@ func TestEscapeNamesShownNotObeyed(t *testing.T) {
 		if args[0] == "--replay" {
 			invalidUTF8 = "eth\ufffd\\x1b2" // a recording is JSON: invalid UTF-8 became U+FFFD
 		}
-		for _, visible := range []string{`bond\x1b[2J\x1b]0;pwned\x07`, `eth\x1b[31m0`, `eth\u009b2J1`, invalidUTF8} {
+		for _, visible := range []string{`bond\x1b[2J\x1b]0;pwned\x07`, `eth\x1b[31m0`, `eth\u009b2J\u202e1`, invalidUTF8} {
 			if !strings.Contains(out, visible) {
 				t.Errorf("%s: %s is not shown:\n%s", what, visible, out)
 			}
@@ -428,6 +449,33 @@ func runPeakRSS(t *testing.T, args ...string) (printed, hwm int64) {
 		case <-deadline:
 			cmd.Process.Kill()
 			t.Fatalf("bondtop %s still running after 5 minutes", strings.Join(args, " "))
+		}
+	}
+}
+
+// TestErrorsShowEscapes: the messages that quote a value from the command
+// line (a flag the program does not know, the --web.config.file name, the
+// serve --listen address) or an environment show every control, never
+// obey it.
+func TestErrorsShowEscapes(t *testing.T) {
+	esc := "a\x1b[2Jb\xc2\x9bc\xe2\x80\xaed\x7f"
+	shown := `a\x1b[2Jb\u009bc\u202ed\x7f`
+	for _, args := range [][]string{
+		{"--" + esc},
+		{"--listen", "127.0.0.1:0", "--web.config.file", esc, "--once"},
+		{"serve", "--listen", esc},
+		{"serve", "--" + esc},
+		{"load", "--" + esc},
+		{"--root", esc, "--once"},
+	} {
+		out, stderr, code, _ := runBounded(t, 30*time.Second, args...)
+		what := strings.Join(args, " ")
+		if code == 0 {
+			t.Errorf("%q: exit 0", what)
+		}
+		checkNoEscapes(t, what, out+stderr)
+		if !strings.Contains(stderr, shown) {
+			t.Errorf("%q: the value is not shown: %q", what, stderr)
 		}
 	}
 }

@@ -6,8 +6,12 @@
 // Linux accepts almost any byte in an interface name, and a tree or a
 // recording from another host can hold anything, so a name like
 // "bond\x1b[2J" would clear the screen of whoever prints it. Every text
-// printer passes such strings through String; JSON output does not need
-// it (the encoder escapes control characters itself).
+// printer passes such strings through String (a field) or Text (a
+// message of lines; NewWriter for a stream such as standard error). JSON
+// output passes through AppendJSON or NewJSONWriter: encoding/json
+// escapes C0 controls but writes DEL, C1 controls and bidirectional
+// overrides raw, and `jq -r` or a log viewer would print them as they are.
+// The threat model is docs/security.md.
 package printable
 
 import (
