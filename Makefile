@@ -14,6 +14,7 @@
 #   make check-generate  the committed eBPF objects are what generate makes
 #   make measure     the many-bonds table: the real binary on generated --root
 #                    trees against the floor (reading the same files)
+#   make package     .deb and .rpm for amd64 and arm64 into dist/ (PKGDIR=DIR elsewhere)
 
 GO          ?= go
 STATICCHECK_VERSION := v0.8.2
@@ -23,7 +24,7 @@ FUZZTIME    ?= 60s
 # The kernel whose trees testdata/lab holds (their golden files were reviewed on it).
 LAB_FIXTURES_KERNEL ?= 6.1
 
-.PHONY: build test deps tools lint unit lab-deps test-lab lab-fixtures ovs-fixtures fuzz fuzz-short bench clean generate measure check-generate
+.PHONY: build test deps tools lint unit lab-deps test-lab lab-fixtures ovs-fixtures fuzz fuzz-short bench clean generate measure check-generate package
 
 # TAGS=nometrics: a smaller binary without the /metrics server (--listen refused).
 build:
@@ -108,5 +109,18 @@ check-generate:
 measure: build
 	$(GO) run ./scripts/measure-bonds -bin bin/bondtop
 
+# The packages: a static binary per architecture, then nfpm (a Go library,
+# its own module in scripts/package) puts it with the unit, the man page,
+# the completions, the rules and the dashboard (docs/packaging.md).
+PKGDIR      ?= dist
+PKG_ARCHES  ?= amd64 arm64
+package:
+	@for arch in $(PKG_ARCHES); do \
+		echo "build linux/$$arch"; \
+		CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o bin/linux-$$arch/bondtop ./cmd/bondtop || exit 1; \
+	done
+	cd scripts/package && $(GO) run . -repo $(CURDIR) -out $(abspath $(PKGDIR)) -version $(VERSION) \
+		$(foreach arch,$(PKG_ARCHES),-bin $(arch)=$(CURDIR)/bin/linux-$(arch)/bondtop)
+
 clean:
-	rm -rf bin
+	rm -rf bin dist

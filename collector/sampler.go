@@ -69,6 +69,13 @@ type Options struct {
 	// those it is done with, and that no sink keeps one past its call:
 	// a later tick fills them again, and a steady tick allocates nothing.
 	Recycle bool
+	// StayUp makes the host's state at the first read news rather than a
+	// mistake, for an exporter that must serve on any host: no bonding
+	// driver gives an empty snapshot with NoBonding set, and a followed
+	// bond that is not there is listed in Missing, as they would be later
+	// on. Without it the first Sample returns ErrNoBonding or a
+	// *NotFoundError, which a command run by hand should report.
+	StayUp bool
 }
 
 // Sampler reads a Source and turns consecutive readings into Snapshots.
@@ -218,8 +225,8 @@ func joinNames(names []string) string {
 }
 
 // Sample reads the source once and returns the Snapshot. The first call
-// checks that every requested bond exists (a *NotFoundError if not); later
-// calls report a vanished bond as an event instead.
+// checks that every requested bond exists (a *NotFoundError if not, unless
+// Options.StayUp); later calls report a vanished bond as an event instead.
 func (s *Sampler) Sample() (*Snapshot, error) {
 	r, err := s.read()
 	if err != nil {
@@ -228,12 +235,12 @@ func (s *Sampler) Sample() (*Snapshot, error) {
 	return s.sampleReading(r)
 }
 
-// read reads the source. Once the Sampler has started, a driver that went
-// away leaves an empty reading: every bond is gone, which is news for the
+// read reads the source. Once the Sampler has started (from the first read
+// with Options.StayUp), a driver that went away leaves an empty reading: every bond is gone, which is news for the
 // user, not a reason to stop watching.
 func (s *Sampler) read() (Reading, error) {
 	r, err := s.src.Read()
-	if errors.Is(err, ErrNoBonding) && s.started {
+	if errors.Is(err, ErrNoBonding) && (s.started || s.opts.StayUp) {
 		return Reading{Warnings: []string{err.Error()}, NoBonding: true}, nil
 	}
 	return r, err
@@ -241,7 +248,7 @@ func (s *Sampler) read() (Reading, error) {
 
 func (s *Sampler) sampleReading(r Reading) (*Snapshot, error) {
 	now := s.opts.Clock()
-	if !s.started {
+	if !s.started && !s.opts.StayUp {
 		for _, name := range s.opts.Bonds {
 			if r.Bond(name) == nil {
 				names := make([]string, len(r.Bonds))

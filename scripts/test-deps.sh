@@ -86,3 +86,22 @@ if ! command -v ethtool >/dev/null && [ ! -x /usr/sbin/ethtool ] && [ ! -x /sbin
 	apt_install ethtool
 fi
 echo "test-deps: $( (command -v ethtool >/dev/null && ethtool --version) || /usr/sbin/ethtool --version)"
+
+# systemd-analyze and man: the shipped unit (contrib/systemd) is judged by
+# `systemd-analyze security --offline=true` (exposure at most 3.0) and
+# `systemd-analyze verify`, which runs man for its Documentation= page.
+if ! command -v systemd-analyze >/dev/null; then
+	apt_install systemd
+fi
+if ! command -v man >/dev/null; then
+	apt_install man-db
+fi
+echo "test-deps: $(systemd-analyze --version | head -1)"
+
+# rpm and dpkg-deb: `make package` builds .deb and .rpm files (nfpm, a Go
+# library); the tests unpack the .deb with dpkg-deb and run the binary it
+# holds, and read the .rpm with `rpm -qp` (Debian packages rpm).
+if ! command -v rpm >/dev/null; then
+	apt_install rpm
+fi
+echo "test-deps: $(rpm --version) and $(dpkg-deb --version | head -1)"

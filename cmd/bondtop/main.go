@@ -340,6 +340,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		opts.sinkKeeps = true
 		opts.readFailed = exp.ReadFailed
 	}
+	if opts.headless {
+		// No driver, no bonds, no root: states to serve and log once,
+		// never a reason to exit (docs/prometheus.md).
+		opts.sinks = append(opts.sinks, newStateLog(stderr).sink)
+	}
 
 	if opts.command == "" && !opts.once && opts.count == 0 {
 		keepHeapSmall() // the modes that stay up: the dashboard, --headless, the watch

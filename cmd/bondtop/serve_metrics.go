@@ -25,7 +25,7 @@ import (
 func (o *options) samplerOptions(src collector.Source) collector.Options {
 	so := collector.Options{Interval: o.interval, Bonds: o.bonds, Sinks: o.sinks,
 		Flows: o.flows, Meter: o.meter, MeterWhy: o.meterWhy, Analyze: diagnose.NewWindow(0).Fill,
-		History: collector.NoHistory}
+		History: collector.NoHistory, StayUp: o.headless}
 	if _, live := src.(*collector.LiveSource); live {
 		// A drill killed mid-way on this host shows as a finding, in
 		// every mode: the dashboard, the text and JSON outputs, /metrics.
@@ -51,17 +51,14 @@ type metricsServer interface {
 }
 
 // headless samples until SIGINT or SIGTERM, feeding the sinks only: the
-// mode of a fleet host that Prometheus scrapes. Only the first read can
-// end it (a tree or bond that is not there is a mistake to report); a
-// later failed read is reported once, counted in the metrics, and tried
-// again every interval.
+// mode of a fleet host that Prometheus scrapes. No read ends it: a host
+// without the driver or the bonds asked for is served as such
+// (Options.StayUp), and a failed read is reported once, counted in the
+// metrics, and tried again every interval.
 func headless(src collector.Source, o options, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	s := collector.NewSampler(src, o.samplerOptions(src))
-	if _, err := s.Sample(); err != nil {
-		return err
-	}
 	fmt.Fprintf(stderr, "bondtop: serving metrics on %s://%s/metrics every %v; Ctrl-C stops\n", o.metricsScheme, o.listen, o.interval)
 	failing := ""
 	recovered := func(*collector.Snapshot) {

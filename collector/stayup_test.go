@@ -1,0 +1,52 @@
+package collector
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// TestStayUpFirstRead: with StayUp a host without the driver, or without
+// a followed bond, is a snapshot that says so from the first read;
+// without it, the first read reports the mistake.
+func TestStayUpFirstRead(t *testing.T) {
+	empty := t.TempDir()
+	withBond := t.TempDir()
+	capture, err := os.ReadFile("../bonding/testdata/proc/8023ad-6.8-healthy-root.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(withBond, "proc/net/bonding"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(withBond, "proc/net/bonding/bond0"), capture, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sample := func(dir string, o Options) (*Snapshot, error) {
+		src, err := NewRootSource(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { src.Close() })
+		return NewSampler(src, o).Sample()
+	}
+
+	if _, err := sample(empty, Options{}); !errors.Is(err, ErrNoBonding) {
+		t.Errorf("no driver, without StayUp: %v, want ErrNoBonding", err)
+	}
+	snap, err := sample(empty, Options{StayUp: true})
+	if err != nil || !snap.NoBonding || len(snap.Bonds) != 0 {
+		t.Errorf("no driver, StayUp: %+v, %v; want an empty snapshot with NoBonding", snap, err)
+	}
+
+	var nf *NotFoundError
+	if _, err := sample(withBond, Options{Bonds: []string{"bond9"}}); !errors.As(err, &nf) {
+		t.Errorf("bond9 missing, without StayUp: %v, want a NotFoundError", err)
+	}
+	snap, err = sample(withBond, Options{Bonds: []string{"bond0", "bond9"}, StayUp: true})
+	if err != nil || !slices.Equal(snap.Missing, []string{"bond9"}) || snap.Bond("bond0") == nil || snap.NoBonding {
+		t.Errorf("bond9 missing, StayUp: %+v, %v; want bond0 and Missing [bond9]", snap, err)
+	}
+}
