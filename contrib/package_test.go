@@ -40,6 +40,7 @@ func buildPackages(t *testing.T) (deb, rpm string) {
 var packaged = []struct{ deb, rpm string }{
 	{"/usr/bin/bondtop", ""},
 	{"/lib/systemd/system/bondtop.service", "/usr/lib/systemd/system/bondtop.service"},
+	{"/lib/systemd/system/bondtop.socket", "/usr/lib/systemd/system/bondtop.socket"},
 	{"/etc/default/bondtop", "/etc/sysconfig/bondtop"},
 	{"/usr/share/man/man1/bondtop.1.gz", ""},
 	{"/usr/share/bash-completion/completions/bondtop", ""},

@@ -44,12 +44,17 @@ func TestUnitVerifies(t *testing.T) {
 	}
 	unit = []byte(strings.ReplaceAll(string(unit), "/usr/bin/bondtop", bondtopBinary(t)))
 	writeFile(t, filepath.Join(dir, "bondtop.service"), string(unit))
+	socket, err := os.ReadFile("systemd/bondtop.socket")
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "bondtop.socket"), string(socket))
 	page, err := os.ReadFile("../docs/bondtop.1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(dir, "man/man1/bondtop.1"), string(page))
-	cmd := exec.Command(analyze, "verify", filepath.Join(dir, "bondtop.service"))
+	cmd := exec.Command(analyze, "verify", filepath.Join(dir, "bondtop.socket"), filepath.Join(dir, "bondtop.service"))
 	cmd.Env = append(os.Environ(), "MANPATH="+filepath.Join(dir, "man"))
 	out, err := cmd.CombinedOutput()
 	if err != nil || len(out) > 0 {
@@ -79,5 +84,43 @@ func TestUnitCapabilitiesExplained(t *testing.T) {
 		if !strings.Contains(unit, "\n"+want+"\n") {
 			t.Errorf("the unit lacks %s", want)
 		}
+	}
+}
+
+// TestUnitCommandLine: the unit's ExecStart, with its default environment
+// expanded as systemd does ($VAR: split at whitespace), is the exporter
+// on :9843, and that command line runs the real binary (on a free
+// loopback port instead of :9843).
+func TestUnitCommandLine(t *testing.T) {
+	raw, err := os.ReadFile(unitFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unit := string(raw)
+	env := map[string]string{}
+	for _, m := range regexp.MustCompile(`(?m)^Environment=(.*)$`).FindAllStringSubmatch(unit, -1) {
+		for _, kv := range regexp.MustCompile(`"([^"]*)"|(\S+)`).FindAllStringSubmatch(m[1], -1) {
+			k, v, _ := strings.Cut(kv[1]+kv[2], "=")
+			env[k] = v
+		}
+	}
+	start := regexp.MustCompile(`(?m)^ExecStart=(.*)$`).FindStringSubmatch(unit)
+	if start == nil {
+		t.Fatal("no ExecStart")
+	}
+	var argv []string
+	for _, w := range strings.Fields(start[1]) {
+		if strings.HasPrefix(w, "$") {
+			argv = append(argv, strings.Fields(env[w[1:]])...)
+		} else {
+			argv = append(argv, w)
+		}
+	}
+	if got := strings.Join(argv, " "); got != "/usr/bin/bondtop --headless --listen :9843" {
+		t.Fatalf("the unit runs %q", got)
+	}
+	e := startExporter(t, "--root", "../testdata/lab/LACP_slaves-2")
+	if s, err := scrapeOnce(e.addr); err != nil || s["bondtop_bonds"] != 1 {
+		t.Errorf("bondtop --headless --listen: bondtop_bonds %v, %v", s["bondtop_bonds"], err)
 	}
 }

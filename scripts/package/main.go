@@ -193,6 +193,8 @@ func contents(repo, bin string, generated map[string]string) files.Contents {
 		file(bin, "/usr/bin/bondtop", 0o755),
 		only(file(src("contrib/systemd/bondtop.service"), debUnitDir+"/bondtop.service", 0o644), "deb"),
 		only(file(src("contrib/systemd/bondtop.service"), rpmUnitDir+"/bondtop.service", 0o644), "rpm"),
+		only(file(src("contrib/systemd/bondtop.socket"), debUnitDir+"/bondtop.socket", 0o644), "deb"),
+		only(file(src("contrib/systemd/bondtop.socket"), rpmUnitDir+"/bondtop.socket", 0o644), "rpm"),
 		config(generated["default"], "/etc/default/bondtop", "deb"),
 		config(generated["default"], "/etc/sysconfig/bondtop", "rpm"),
 		file(generated["man"], "/usr/share/man/man1/bondtop.1.gz", 0o644),
@@ -317,10 +319,15 @@ func sortedKeys(m binFlags) []string {
 
 // defaultsFile is /etc/default/bondtop (Debian) and /etc/sysconfig/bondtop
 // (RPM), which the unit reads.
-const defaultsFile = `# Extra flags for bondtop.service (bondtop --headless --listen :9843 ...).
-# A later --listen wins over the unit's; see bondtop -h and docs/prometheus.md.
-# Examples:
-#   BONDTOP_ARGS="--listen 127.0.0.1:9843"
+const defaultsFile = `# Settings of bondtop.service (bondtop --headless $BONDTOP_LISTEN $BONDTOP_ARGS);
+# see bondtop -h, docs/prometheus.md and docs/packaging.md.
+#
+# Where to serve /metrics: --listen ADDR:PORT (the unit's default is
+# "--listen :9843"), or --web.systemd-socket to serve on the socket of
+# bondtop.socket (then: systemctl disable bondtop; systemctl enable --now bondtop.socket).
+#BONDTOP_LISTEN="--listen 127.0.0.1:9843"
+#
+# Other flags, e.g.
 #   BONDTOP_ARGS="--web.config.file /etc/bondtop/web.yml"
 #   BONDTOP_ARGS="--interval 5s bond0"
 BONDTOP_ARGS=""
@@ -344,7 +351,7 @@ const preRemove = `#!/bin/sh
 set -e
 if [ "$1" = remove ] || [ "$1" = 0 ]; then
 	if [ -d /run/systemd/system ]; then
-		systemctl --no-reload disable --now bondtop.service >/dev/null 2>&1 || true
+		systemctl --no-reload disable --now bondtop.service bondtop.socket >/dev/null 2>&1 || true
 	fi
 fi
 exit 0
