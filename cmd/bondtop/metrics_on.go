@@ -90,7 +90,7 @@ func startMetrics(addr, webConfig string, stderr io.Writer) (srv metricsServer, 
 	logs := loglimit.New(10, 2*time.Second).Writer(stderr)
 	errorLog := log.New(logs, "bondtop: metrics server: ", 0)
 	hs := &http.Server{
-		Handler:           metricsMux(exp.Handler()),
+		Handler:           metricsMux(exp.Handler(errorLog)),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       metricsReadTimeout,
 		WriteTimeout:      metricsWriteTimeout,
