@@ -68,7 +68,7 @@ func TestDefaultBuildServesWithTheLibraries(t *testing.T) {
 	}
 	linked := strings.Fields(string(out))
 	for _, want := range []string{"net/http", "crypto/tls", "github.com/bondtop/bondtop/metrics",
-		"github.com/prometheus/client_golang/prometheus/promhttp"} {
+		"github.com/prometheus/client_golang/prometheus/promhttp", "github.com/prometheus/exporter-toolkit/web"} {
 		if !slices.Contains(linked, want) {
 			t.Errorf("the default build does not link %s: is /metrics still served?", want)
 		}

@@ -44,21 +44,28 @@ func (o *options) samplerHandingBack(src collector.Source) collector.Options {
 }
 
 // metricsServer is a running /metrics server as the sampler feeds it:
-// every snapshot, and every failed read (bondtop_read_success).
+// every snapshot, and every failed read (bondtop_read_success); Wake asks
+// --headless's Sampler for a snapshot when a scrape wants fresh counters.
 type metricsServer interface {
 	Update(*collector.Snapshot)
 	ReadFailed()
+	Wake() <-chan struct{}
 }
 
 // headless samples until SIGINT or SIGTERM, feeding the sinks only: the
-// mode of a fleet host that Prometheus scrapes. Only the first read can
+// mode of a fleet host that Prometheus scrapes. Its Sampler ticks at the
+// interval (the diagnosis' pace) and also samples when a scrape finds the
+// latest snapshot too old (metrics.FreshAge): the counters a scrape gets
+// are read when it asks, as node_exporter's are. Only the first read can
 // end it (a tree or bond that is not there is a mistake to report); a
 // later failed read is reported once, counted in the metrics, and tried
 // again every interval.
 func headless(src collector.Source, o options, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	s := collector.NewSampler(src, o.samplerOptions(src))
+	so := o.samplerOptions(src)
+	so.Wake = o.metricsWake
+	s := collector.NewSampler(src, so)
 	if _, err := s.Sample(); err != nil {
 		return err
 	}

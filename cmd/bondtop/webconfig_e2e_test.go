@@ -158,14 +158,17 @@ func TestHeadlessMetricsTLSBasicAuth(t *testing.T) {
 		t.Error("a client without the CA completed the TLS handshake")
 	}
 
-	// The file is read again on every connection and request: broken
-	// while bondtop runs, it refuses rather than serve unprotected.
+	// Broken while bondtop runs, the file is not taken: the last good
+	// one stays in force, its protection included, and the log says so.
 	if err := os.WriteFile(config, []byte("tls_server_config: [\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	client.CloseIdleConnections()
-	if code, body, err := get("GET", https+"/metrics", webUser, webPassword); err == nil && (code == 200 || strings.Contains(body, "bondtop_")) {
-		t.Errorf("a broken web config file still serves: %d %.200q", code, body)
+	if code, body, err := get("GET", https+"/metrics", "", ""); err != nil || code != http.StatusUnauthorized || strings.Contains(body, "bondtop_") {
+		t.Errorf("a broken web config file: without credentials %d %v %.200q, want 401", code, err, body)
+	}
+	if code, _, err := get("GET", https+"/metrics", webUser, webPassword); err != nil || code != 200 {
+		t.Errorf("a broken web config file: the last good one does not serve: %d %v", code, err)
 	}
 
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
@@ -174,8 +177,10 @@ func TestHeadlessMetricsTLSBasicAuth(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("after SIGTERM: %v; stderr: %s", err, stderr.String())
 	}
-	if want := "serving metrics on https://" + addr + "/metrics"; !strings.Contains(stderr.String(), want) {
-		t.Errorf("stderr does not say %q:\n%s", want, stderr.String())
+	for _, want := range []string{"serving metrics on https://" + addr + "/metrics", "the last good one stays in force"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr does not say %q:\n%s", want, stderr.String())
+		}
 	}
 	if n := strings.Count(stderr.String(), "TLS handshake error"); n < 1 || n > 13 {
 		t.Errorf("%d failed handshakes logged of 32, want 1 to 13 (a burst of 10, then one every 2 s):\n%s", n, stderr.String())
