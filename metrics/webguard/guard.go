@@ -117,6 +117,9 @@ func Serve(ln net.Listener, srv *http.Server, o Options) error {
 		}
 		g.path, g.dir, g.snapPath = path, dir, snapPath
 		g.cur, g.stamps, g.start = snap, snap.stamps, snap
+		for _, w := range snap.warnings() {
+			g.logf("web config %s: %s", path, w)
+		}
 		stop := make(chan struct{})
 		defer close(stop)
 		go g.poll(stop)
