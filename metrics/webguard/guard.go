@@ -90,6 +90,9 @@ func Serve(ln net.Listener, srv *http.Server, o Options) error {
 	}
 	g := &guard{log: o.Log, auth: newAuthLimiter(authPerClient)}
 	tracker := newConnTracker(o.MaxConns, o.MaxConnsPerClient)
+	if testHook != nil {
+		testHook(srv, tracker)
+	}
 	srv.ConnState = func(c net.Conn, s http.ConnState) {
 		tracker.connState(c, s)
 		if s == http.StateActive {
@@ -136,6 +139,9 @@ func Serve(ln net.Listener, srv *http.Server, o Options) error {
 	logger := slog.New(slog.NewTextHandler(o.Log, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	return web.Serve(l, srv, &web.FlagConfig{WebConfigFile: &snapPath}, logger)
 }
+
+// testHook, set by tests, sees each server's connection tracker.
+var testHook func(*http.Server, *connTracker)
 
 // guard keeps the snapshot the toolkit reads in step with the admin's
 // file, and runs in front of the toolkit's handler.

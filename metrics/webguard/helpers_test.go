@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"os"
@@ -70,6 +71,25 @@ func (p *pki) tlsUsers() string {
 	return fmt.Sprintf("tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\nbasic_auth_users:\n  %s: %s\n", user, p.hash)
 }
 
+var (
+	trackersMu sync.Mutex
+	trackers   = map[*http.Server]*connTracker{}
+)
+
+func init() {
+	testHook = func(s *http.Server, t *connTracker) {
+		trackersMu.Lock()
+		trackers[s] = t
+		trackersMu.Unlock()
+	}
+}
+
+func (s *server) tracker() *connTracker {
+	trackersMu.Lock()
+	defer trackersMu.Unlock()
+	return trackers[s.srv]
+}
+
 // server is a running Serve.
 type server struct {
 	addr string
@@ -111,6 +131,7 @@ func serve(t *testing.T, o Options) *server {
 		}),
 		ReadHeaderTimeout: 3 * time.Second,
 		IdleTimeout:       30 * time.Second,
+		ErrorLog:          log.New(io.Discard, "", 0),
 	}
 	go func() { s.done <- Serve(ln, s.srv, o) }()
 	t.Cleanup(func() {
