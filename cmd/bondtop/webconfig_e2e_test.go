@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -285,4 +286,87 @@ func TestRealPrometheusTLSBasicAuth(t *testing.T) {
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
+}
+
+// TestWebConfigOtherExportersAccept: web config files that the exporter
+// toolkit accepts (so node_exporter, sharing a host's web.yml, starts
+// with them) start bondtop too, which serves them as the toolkit does and
+// names at start what protects less than it seems.
+func TestWebConfigOtherExportersAccept(t *testing.T) {
+	config, caFile := writeWebConfig(t)
+	dir := filepath.Dir(config)
+	base, err := os.ReadFile(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tlsPart, usersPart, _ := strings.Cut(string(base), "basic_auth_users:")
+	usersPart = "basic_auth_users:" + usersPart
+	pemCert, err := os.ReadFile(caFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(pemCert)
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}}}
+	for _, c := range []struct {
+		name, content, warning string
+		status                 int
+	}{
+		{"client CA with RequestClientCert", tlsPart + "  client_ca_file: ca.crt\n  client_auth_type: RequestClientCert\n" + usersPart, "without a certificate is let in", 200},
+		{"VerifyClientCertIfGiven without a CA", tlsPart + "  client_auth_type: VerifyClientCertIfGiven\n" + usersPart, "public CAs", 200},
+		{"client_allowed_sans without verification", tlsPart + "  client_auth_type: RequestClientCert\n  client_allowed_sans: [prometheus.example]\n" + usersPart, "nobody verifies", 0},
+		{"rate_limit burst 0", tlsPart + usersPart + "rate_limit:\n  interval: 1s\n  burst: 0\n", "burst 0", http.StatusTooManyRequests},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "_")+".yml")
+			if err := os.WriteFile(path, []byte(c.content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			addr := unusedLoopbackAddr(t)
+			cmd := exec.Command(binary(t), "--demo", "--listen", addr, "--headless", "--web.config.file", path)
+			var stderr syncBuilder
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+			deadline := time.Now().Add(10 * time.Second)
+			for !strings.Contains(stderr.String(), "serving metrics on https://") || !strings.Contains(stderr.String(), c.warning) {
+				if time.Now().After(deadline) || cmd.ProcessState != nil {
+					t.Fatalf("bondtop did not start with a file the toolkit accepts, or did not warn %q:\n%s", c.warning, stderr.String())
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			req, _ := http.NewRequest("GET", "https://"+addr+"/metrics", nil)
+			req.SetBasicAuth(webUser, webPassword)
+			resp, err := client.Do(req)
+			code := 0
+			if err == nil {
+				code = resp.StatusCode
+				resp.Body.Close()
+			}
+			if c.status != 0 && code != c.status {
+				t.Errorf("a scrape: %d %v, want %d", code, err, c.status)
+			}
+		})
+	}
+}
+
+// syncBuilder is a strings.Builder that a process's output and a test
+// may use at once.
+type syncBuilder struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuilder) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuilder) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
