@@ -343,7 +343,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		opts.sinks = append(opts.sinks, exp.Update)
 		opts.sinkKeeps = true
 		opts.readFailed = exp.ReadFailed
-		opts.metricsWake = exp.Wake()
+		if opts.headless {
+			opts.metricsWake = exp.Wake()
+		}
 	}
 
 	if opts.command == "" && !opts.once && opts.count == 0 {
