@@ -23,7 +23,7 @@ func TestReloadNeverLowersProtection(t *testing.T) {
 	path := p.write(t, "web.yml", p.tlsUsers())
 	s := serve(t, Options{ConfigFile: path})
 	url := "https://" + s.addr + "/metrics"
-	waitFor(t, 5*time.Second, "the server answers", func() bool {
+	waitFor(t, 20*time.Second, "the server answers", func() bool {
 		code, _, err := get(p.client, url, user, password)
 		return err == nil && code == 200
 	})
@@ -125,7 +125,7 @@ func TestFIFOSwappedIn(t *testing.T) {
 	path := p.write(t, "web.yml", p.tlsUsers())
 	s := serve(t, Options{ConfigFile: path})
 	url := "https://" + s.addr + "/metrics"
-	waitFor(t, 5*time.Second, "the server answers", func() bool {
+	waitFor(t, 20*time.Second, "the server answers", func() bool {
 		code, _, err := get(p.client, url, user, password)
 		return err == nil && code == 200
 	})
