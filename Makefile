@@ -69,7 +69,7 @@ FUZZ_TARGETS := bonding:FuzzParseProc bonding:FuzzParseNetDev bonding:FuzzReadSy
 	bonding:FuzzNetlinkMessage bonding:FuzzHash record:FuzzReadFrom load:FuzzControlMessage \
 	cmd/bondtop:FuzzParseAllow \
 	intent:FuzzNetplan intent:FuzzNMKeyfile intent:FuzzIfcfg intent:FuzzNetworkd intent:FuzzIfupdown \
-	internal/printable:FuzzString \
+	internal/printable:FuzzString metrics/webguard:FuzzCheck \
 	drill:FuzzPeerNotification \
 	collector/flowmeter:FuzzParseFrame \
 	collector/neighbors:FuzzDecode bonding:FuzzParseXstats collector/neighbors:FuzzDecodeLACPDU \

@@ -62,7 +62,7 @@ const pollEvery = 5 * time.Second
 // start of the program: it returns whether the file turns TLS on, and
 // the settings that protect less than they seem (warnings to show).
 func Check(path string) (tls bool, warnings []string, err error) {
-	dir, err := os.MkdirTemp("", "bondtop-web-")
+	dir, err := os.MkdirTemp(os.Getenv("RUNTIME_DIRECTORY"), "bondtop-web-")
 	if err != nil {
 		return false, nil, err
 	}
@@ -105,7 +105,7 @@ func Serve(ln net.Listener, srv *http.Server, o Options) error {
 		if err != nil {
 			return err
 		}
-		dir, err := os.MkdirTemp("", "bondtop-web-")
+		dir, err := os.MkdirTemp(os.Getenv("RUNTIME_DIRECTORY"), "bondtop-web-")
 		if err != nil {
 			return fmt.Errorf("web config: a private directory for its snapshot: %w", err)
 		}
