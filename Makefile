@@ -72,7 +72,7 @@ FUZZ_TARGETS := bonding:FuzzParseProc bonding:FuzzParseNetDev bonding:FuzzReadSy
 	bonding:FuzzNetlinkMessage bonding:FuzzHash record:FuzzReadFrom load:FuzzControlMessage \
 	cmd/bondtop:FuzzParseAllow \
 	intent:FuzzNetplan intent:FuzzNMKeyfile intent:FuzzIfcfg intent:FuzzNetworkd intent:FuzzIfupdown \
-	internal/printable:FuzzString internal/printable:FuzzJSON internal/printable:FuzzText internal/webconfig:FuzzLoad internal/promtext:FuzzExposition metrics:FuzzProcFiles \
+	internal/printable:FuzzString internal/printable:FuzzJSON internal/printable:FuzzText metrics/webguard:FuzzCheck metrics:FuzzProcFiles \
 	drill:FuzzPeerNotification \
 	collector/flowmeter:FuzzParseFrame \
 	collector/neighbors:FuzzDecode bonding:FuzzParseXstats collector/neighbors:FuzzDecodeLACPDU \

@@ -65,6 +65,11 @@ type Options struct {
 	// Analyze, when set, runs on every snapshot before it is recorded or
 	// handed out, and fills BondSample.Findings (diagnose.Window.Fill).
 	Analyze func(*Snapshot)
+	// Wake, when set, makes Run sample at once whenever it delivers (a
+	// /metrics scrape that wants fresh counters), without moving the
+	// ticker: the pace of the diagnosis and of everything else stays the
+	// interval's.
+	Wake <-chan struct{}
 	// Recycle says that the snapshots' consumer hands back (Release)
 	// those it is done with, and that no sink keeps one past its call:
 	// a later tick fills them again, and a steady tick allocates nothing.
@@ -588,6 +593,8 @@ func (s *Sampler) run(ctx context.Context, n int, fold bool, emit func(*Snapshot
 			ticker.Reset(s.Interval())
 			sample = true
 			s.pace = pace{}
+		case <-s.opts.Wake:
+			sample = true
 		}
 	}
 }

@@ -2,18 +2,17 @@ package metrics
 
 import (
 	"github.com/bondtop/bondtop/collector"
-	"github.com/bondtop/bondtop/internal/promtext"
 )
 
 // This file exports bondtop's diagnosis, so an alert fires on the same
 // verdict the dashboard shows.
 
-var descFinding = promtext.NewDesc(namespace+"_finding",
+var descFinding = newDesc(namespace+"_finding",
 	"1 for each current finding of bondtop's diagnosis (id as in --json; the ids are listed in docs/dashboard.md), once per slave it involves; slave is empty for the bond as a whole.",
-	promtext.Gauge, "bond", "id", "severity", "slave")
+	gauge, "bond", "id", "severity", "slave")
 
 // collectFindings emits the bond's findings.
-func collectFindings(out *promtext.Scrape, b *collector.BondSample) {
+func collectFindings(out batch, b *collector.BondSample) {
 	// One series per label set, though a finding may name a slave twice
 	// (the exposition would keep the first of two anyway, but a repeat
 	// is no second finding).

@@ -6,7 +6,6 @@ import (
 	"sync"
 
 	"github.com/bondtop/bondtop/collector"
-	"github.com/bondtop/bondtop/internal/promtext"
 )
 
 // This file owns the metrics about bondtop itself: what build runs, when
@@ -39,16 +38,16 @@ const (
 var errorKinds = []string{ErrorNoBondingDriver, ErrorPartial, ErrorRead}
 
 var (
-	descBuildInfo = promtext.NewDesc(namespace+"_build_info",
-		"bondtop's version and the Go version it was built with; always 1.", promtext.Gauge, "version", "goversion")
-	descLastSample = promtext.NewDesc(namespace+"_last_sample_timestamp_seconds",
-		"Unix time of the latest sample that read the host; served even while reads fail, so time() minus it is the age of what bondtop knows.", promtext.Gauge)
-	descSampleErrors = promtext.NewDesc(namespace+"_sample_errors_total",
-		"Samples that failed or were incomplete, by kind: read (the whole read failed), no_bonding_driver (the driver is gone), partial (part of the host could not be read).", promtext.Counter, "kind")
-	descBonds = promtext.NewDesc(namespace+"_bonds",
-		"Bonds in the latest sample.", promtext.Gauge)
-	descLACPReadable = promtext.NewDesc(namespace+"_lacp_details_readable",
-		"1 when bondtop can read the root-only LACPDU details (partner, port states); 0 when it runs without root and those series are missing.", promtext.Gauge)
+	descBuildInfo = newDesc(namespace+"_build_info",
+		"bondtop's version and the Go version it was built with; always 1.", gauge, "version", "goversion")
+	descLastSample = newDesc(namespace+"_last_sample_timestamp_seconds",
+		"Unix time of the latest sample that read the host; served even while reads fail, so time() minus it is the age of what bondtop knows.", gauge)
+	descSampleErrors = newDesc(namespace+"_sample_errors_total",
+		"Samples that failed or were incomplete, by kind: read (the whole read failed), no_bonding_driver (the driver is gone), partial (part of the host could not be read).", counter, "kind")
+	descBonds = newDesc(namespace+"_bonds",
+		"Bonds in the latest sample.", gauge)
+	descLACPReadable = newDesc(namespace+"_lacp_details_readable",
+		"1 when bondtop can read the root-only LACPDU details (partner, port states); 0 when it runs without root and those series are missing.", gauge)
 )
 
 // health is the exporter's record of its own sampling; Update and
@@ -102,7 +101,7 @@ func (h *health) count(kind string) {
 
 // collectHealth emits the metrics about bondtop itself. They are served
 // even while reads fail: that is when they matter.
-func (e *Exporter) collectHealth(out *promtext.Scrape) {
+func (e *Exporter) collectHealth(out batch) {
 	out.Add(descBuildInfo, 1, e.version, runtime.Version())
 	h := &e.health
 	h.mu.Lock()
@@ -119,7 +118,7 @@ func (e *Exporter) collectHealth(out *promtext.Scrape) {
 // bond seen since start (or followed on the command line) that the
 // snapshot lacks: a bond that vanishes stays visible as a 0 rather than
 // as series that quietly end.
-func (e *Exporter) collectPresence(out *promtext.Scrape, snap *collector.Snapshot) {
+func (e *Exporter) collectPresence(out batch, snap *collector.Snapshot) {
 	out.Add(descBonds, float64(len(snap.Bonds)))
 	out.Add(descLACPReadable, boolValue(!snap.Unprivileged))
 	h := &e.health

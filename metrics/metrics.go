@@ -1,25 +1,27 @@
 // Package metrics exposes bondtop's snapshots as Prometheus metrics, so a
 // fleet of hosts is watched by scraping each one's /metrics. It owns the
 // metric names and labels (an interface, like the JSON keys) and turns the
-// latest collector.Snapshot into them at scrape time, beside the usual
-// go_* and process_* metrics of a Go program.
+// latest collector.Snapshot into const metrics of the Prometheus Go client
+// at scrape time, as node_exporter's collectors do, beside the client's
+// own go_* and process_* collectors; promhttp serves them (gzip, the
+// OpenMetrics format when the scraper asks for it).
 //
 // Kernel counters are exported as _total counters, not rates: Prometheus
-// computes rates itself, over whatever window the query asks for.
-//
-// The text format is internal/promtext's: the Prometheus Go client it
-// replaced cost every build of bondtop resident memory, also the
-// dashboard that serves no metrics.
+// computes rates itself, over whatever window the query asks for. They
+// are read when Prometheus scrapes (see Exporter.Fresh), not at bondtop's
+// own pace.
 package metrics
 
 import (
-	"net/http"
 	"strconv"
+	"sync"
 	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/collector"
-	"github.com/bondtop/bondtop/internal/promtext"
 )
 
 const namespace = "bondtop"
@@ -35,6 +37,14 @@ type Exporter struct {
 	readErrors atomic.Uint64
 	version    string
 	health     health
+
+	// mu guards the fresh-read handshake (handler.go): updatedAt is when
+	// the latest snapshot arrived, updated is closed (and replaced) by the
+	// next Update, wake asks the Sampler for a snapshot now.
+	mu        sync.Mutex
+	updatedAt time.Time
+	updated   chan struct{}
+	wake      chan struct{}
 }
 
 // New returns an Exporter with nothing to report yet but itself: its
@@ -52,6 +62,13 @@ func (e *Exporter) Update(snap *collector.Snapshot) {
 	e.health.sampled(snap)
 	e.latest.Store(snap)
 	e.failing.Store(false)
+	e.mu.Lock()
+	e.updatedAt = time.Now()
+	if e.updated != nil {
+		close(e.updated)
+		e.updated = nil
+	}
+	e.mu.Unlock()
 }
 
 // ReadFailed notes a failed read of the source. Until a read succeeds
@@ -61,58 +78,58 @@ func (e *Exporter) ReadFailed() {
 	e.readErrors.Add(1)
 	e.health.failed()
 	e.failing.Store(true)
-}
-
-// Handler serves /metrics: the metrics as of the request, in the text
-// format (gzipped when the scraper asks), for GET and HEAD alike.
-func (e *Exporter) Handler() http.Handler {
-	return promtext.Handler(e.collect)
+	e.mu.Lock()
+	if e.updated != nil {
+		close(e.updated)
+		e.updated = nil
+	}
+	e.mu.Unlock()
 }
 
 var (
 	bondLabels  = []string{"bond"}
 	slaveLabels = []string{"bond", "slave"}
 
-	descBondInfo = promtext.NewDesc(namespace+"_bond_info",
-		"A bond's configuration as labels; always 1.", promtext.Gauge, "bond", "mode", "xmit_hash_policy", "lacp_rate", "ad_select")
-	descBondUp = promtext.NewDesc(namespace+"_bond_up",
-		"1 when the bond's MII status is up.", promtext.Gauge, bondLabels...)
-	descBondSlaves = promtext.NewDesc(namespace+"_bond_slaves",
-		"Slaves enslaved to the bond.", promtext.Gauge, bondLabels...)
-	descBondSlavesUp = promtext.NewDesc(namespace+"_bond_slaves_up",
-		"Slaves whose MII status is up.", promtext.Gauge, bondLabels...)
-	descBondAggregator = promtext.NewDesc(namespace+"_bond_active_aggregator_id",
-		"802.3ad: the active aggregator's id.", promtext.Gauge, bondLabels...)
-	descBondNumPorts = promtext.NewDesc(namespace+"_bond_active_aggregator_ports",
-		"802.3ad: ports in the active aggregator.", promtext.Gauge, bondLabels...)
-	descBondNoAggregator = promtext.NewDesc(namespace+"_bond_no_active_aggregator",
-		"802.3ad: 1 when the bond has no active aggregator (it sends nothing).", promtext.Gauge, bondLabels...)
-	descBondPresent = promtext.NewDesc(namespace+"_bond_present",
-		"1 for a bond that exists; 0 for a followed bond that vanished.", promtext.Gauge, bondLabels...)
+	descBondInfo = newDesc(namespace+"_bond_info",
+		"A bond's configuration as labels; always 1.", gauge, "bond", "mode", "xmit_hash_policy", "lacp_rate", "ad_select")
+	descBondUp = newDesc(namespace+"_bond_up",
+		"1 when the bond's MII status is up.", gauge, bondLabels...)
+	descBondSlaves = newDesc(namespace+"_bond_slaves",
+		"Slaves enslaved to the bond.", gauge, bondLabels...)
+	descBondSlavesUp = newDesc(namespace+"_bond_slaves_up",
+		"Slaves whose MII status is up.", gauge, bondLabels...)
+	descBondAggregator = newDesc(namespace+"_bond_active_aggregator_id",
+		"802.3ad: the active aggregator's id.", gauge, bondLabels...)
+	descBondNumPorts = newDesc(namespace+"_bond_active_aggregator_ports",
+		"802.3ad: ports in the active aggregator.", gauge, bondLabels...)
+	descBondNoAggregator = newDesc(namespace+"_bond_no_active_aggregator",
+		"802.3ad: 1 when the bond has no active aggregator (it sends nothing).", gauge, bondLabels...)
+	descBondPresent = newDesc(namespace+"_bond_present",
+		"1 for a bond that exists; 0 for a followed bond that vanished.", gauge, bondLabels...)
 
-	descReadSuccess = promtext.NewDesc(namespace+"_read_success",
-		"1 when the latest read of the host (or --root tree) succeeded; 0 when it failed, and then no bond metrics are served.", promtext.Gauge)
-	descReadErrors = promtext.NewDesc(namespace+"_read_errors_total",
-		"Reads of the host (or --root tree) that failed.", promtext.Counter)
+	descReadSuccess = newDesc(namespace+"_read_success",
+		"1 when the latest read of the host (or --root tree) succeeded; 0 when it failed, and then no bond metrics are served.", gauge)
+	descReadErrors = newDesc(namespace+"_read_errors_total",
+		"Reads of the host (or --root tree) that failed.", counter)
 
-	descSlaveUp = promtext.NewDesc(namespace+"_slave_up",
-		"1 when the slave's MII status is up.", promtext.Gauge, slaveLabels...)
-	descSlaveActive = promtext.NewDesc(namespace+"_slave_active",
-		"1 when the bond uses the slave (state active), 0 when it is a backup.", promtext.Gauge, slaveLabels...)
-	descSlaveSpeed = promtext.NewDesc(namespace+"_slave_speed_bytes",
-		"The slave's link speed in bytes per second.", promtext.Gauge, slaveLabels...)
-	descSlaveFailures = promtext.NewDesc(namespace+"_slave_link_failures_total",
-		"The bonding driver's link failure count of the slave.", promtext.Counter, slaveLabels...)
-	descSlaveAggregator = promtext.NewDesc(namespace+"_slave_aggregator_id",
-		"802.3ad: the aggregator the slave is in.", promtext.Gauge, slaveLabels...)
-	descSlaveInActiveAgg = promtext.NewDesc(namespace+"_slave_in_active_aggregator",
-		"802.3ad: 1 when the slave is in the bond's active aggregator (it can carry traffic).", promtext.Gauge, slaveLabels...)
-	descSlavePortState = promtext.NewDesc(namespace+"_slave_lacp_port_state",
-		"802.3ad: the LACP port state byte (63 = healthy with fast LACP, 61 slow).", promtext.Gauge, "bond", "slave", "side")
-	descSlaveChurned = promtext.NewDesc(namespace+"_slave_lacp_churned_total",
-		"802.3ad: times the actor or partner churned on the slave.", promtext.Counter, "bond", "slave", "side")
-	descSlavePartner = promtext.NewDesc(namespace+"_slave_lacp_partner_info",
-		"802.3ad: the LACP partner the slave hears, as labels; always 1.", promtext.Gauge, "bond", "slave", "partner_mac", "partner_key", "partner_port")
+	descSlaveUp = newDesc(namespace+"_slave_up",
+		"1 when the slave's MII status is up.", gauge, slaveLabels...)
+	descSlaveActive = newDesc(namespace+"_slave_active",
+		"1 when the bond uses the slave (state active), 0 when it is a backup.", gauge, slaveLabels...)
+	descSlaveSpeed = newDesc(namespace+"_slave_speed_bytes",
+		"The slave's link speed in bytes per second.", gauge, slaveLabels...)
+	descSlaveFailures = newDesc(namespace+"_slave_link_failures_total",
+		"The bonding driver's link failure count of the slave.", counter, slaveLabels...)
+	descSlaveAggregator = newDesc(namespace+"_slave_aggregator_id",
+		"802.3ad: the aggregator the slave is in.", gauge, slaveLabels...)
+	descSlaveInActiveAgg = newDesc(namespace+"_slave_in_active_aggregator",
+		"802.3ad: 1 when the slave is in the bond's active aggregator (it can carry traffic).", gauge, slaveLabels...)
+	descSlavePortState = newDesc(namespace+"_slave_lacp_port_state",
+		"802.3ad: the LACP port state byte (63 = healthy with fast LACP, 61 slow).", gauge, "bond", "slave", "side")
+	descSlaveChurned = newDesc(namespace+"_slave_lacp_churned_total",
+		"802.3ad: times the actor or partner churned on the slave.", counter, "bond", "slave", "side")
+	descSlavePartner = newDesc(namespace+"_slave_lacp_partner_info",
+		"802.3ad: the LACP partner the slave hears, as labels; always 1.", gauge, "bond", "slave", "partner_mac", "partner_key", "partner_port")
 )
 
 // counterMetric names one kernel counter in Prometheus terms.
@@ -136,24 +153,30 @@ var counterMetrics = []counterMetric{
 }
 
 // counterDescs are the descriptors of counterMetrics for bonds and slaves.
-var bondCounterDescs, slaveCounterDescs = func() ([]*promtext.Desc, []*promtext.Desc) {
-	var b, s []*promtext.Desc
+var bondCounterDescs, slaveCounterDescs = func() ([]*desc, []*desc) {
+	var b, s []*desc
 	for _, m := range counterMetrics {
-		b = append(b, promtext.NewDesc(namespace+"_bond_"+m.name, "The bond device's own counter: "+m.help, promtext.Counter, bondLabels...))
-		s = append(s, promtext.NewDesc(namespace+"_slave_"+m.name, m.help, promtext.Counter, slaveLabels...))
+		b = append(b, newDesc(namespace+"_bond_"+m.name, "The bond device's own counter: "+m.help, counter, bondLabels...))
+		s = append(s, newDesc(namespace+"_slave_"+m.name, m.help, counter, slaveLabels...))
 	}
 	return b, s
 }()
 
-// collect adds every metric of a scrape to out. Those about bondtop and
-// its process come first: they are served also before the first sample
-// and while reads fail.
-func (e *Exporter) collect(out *promtext.Scrape) {
+// Describe sends every family bondtop declares (prometheus.Collector).
+func (e *Exporter) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range descs {
+		ch <- d.d
+	}
+}
+
+// Collect sends the metrics of the latest snapshot (prometheus.Collector).
+// Those about bondtop itself come first: they are served also before the
+// first sample and while reads fail.
+func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
+	out := batch{ch}
 	snap := e.latest.Load()
 	failing := e.failing.Load()
 	e.collectHealth(out)
-	collectRuntime(out)
-	collectProcess(out)
 	if snap == nil && !failing {
 		return
 	}
@@ -169,7 +192,7 @@ func (e *Exporter) collect(out *promtext.Scrape) {
 	collectTraffic(out, snap)
 }
 
-func collectBond(out *promtext.Scrape, b *collector.BondSample) {
+func collectBond(out batch, b *collector.BondSample) {
 	out.Add(descBondPresent, 1, b.Name)
 	rate, adSelect := "", ""
 	if b.LACP != nil {
@@ -204,7 +227,7 @@ func collectBond(out *promtext.Scrape, b *collector.BondSample) {
 	}
 }
 
-func collectSlave(out *promtext.Scrape, b *collector.BondSample, s *collector.SlaveSample) {
+func collectSlave(out batch, b *collector.BondSample, s *collector.SlaveSample) {
 	l := []string{b.Name, s.Name}
 	if s.MIIStatus != nil {
 		out.Add(descSlaveUp, boolValue(*s.MIIStatus == "up"), l...)
@@ -247,7 +270,7 @@ func collectSlave(out *promtext.Scrape, b *collector.BondSample, s *collector.Sl
 }
 
 // counters emits the kernel counters the source could read.
-func counters(out *promtext.Scrape, descs []*promtext.Desc, t *collector.Totals, labels ...string) {
+func counters(out batch, descs []*desc, t *collector.Totals, labels ...string) {
 	values := [...]*uint64{t.RxBytes, t.TxBytes, t.RxPackets, t.TxPackets, t.RxErrors, t.TxErrors, t.RxDropped, t.TxDropped, t.RxOverErrors, t.RxFifoErrors}
 	for i, m := range counterMetrics {
 		if v := values[m.counter]; v != nil {

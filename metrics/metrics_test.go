@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,7 +11,9 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/bondtop/bondtop/bonding"
+	"github.com/bondtop/bondtop/bonding/module"
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/collector/neighbors"
 )
 
 // scrape serves the exporter over HTTP and parses what a Prometheus server
@@ -163,8 +166,8 @@ func TestVanishedBondIsReported(t *testing.T) {
 }
 
 // A bond or slave name that is not UTF-8 (Linux allows any bytes) gets
-// its invalid bytes replaced, and costs neither its own metrics nor the
-// others'.
+// its invalid bytes shown as \xNN, as bondtop's text output shows them,
+// and costs neither its own metrics nor the others'.
 func TestInvalidUTF8Labels(t *testing.T) {
 	odd, good := "bond\xff\xfe", "bond0"
 	up := "up"
@@ -178,12 +181,46 @@ func TestInvalidUTF8Labels(t *testing.T) {
 	if got := find(t, fams, "bondtop_bond_up", map[string]string{"bond": good}); got != 1 {
 		t.Errorf("%s up = %v", good, got)
 	}
-	if got := find(t, fams, "bondtop_bond_up", map[string]string{"bond": "bond\uFFFD"}); got != 1 {
+	if got := find(t, fams, "bondtop_bond_up", map[string]string{"bond": `bond\xff\xfe`}); got != 1 {
 		t.Errorf("the odd bond's up = %v", got)
 	}
-	find(t, fams, "bondtop_slave_up", map[string]string{"bond": "bond\uFFFD", "slave": "eth\uFFFD"})
+	find(t, fams, "bondtop_slave_up", map[string]string{"bond": `bond\xff\xfe`, "slave": `eth\xc3`})
 	if snap.Bonds[0].Name != odd {
 		t.Error("the snapshot was changed")
+	}
+}
+
+// No label carries a character that acts on a terminal or reorders text:
+// C0 controls, DEL, C1 controls and bidi overrides, from any source (here
+// a name, an LLDP neighbour and a transceiver's EEPROM), are made visible,
+// in the text format and in OpenMetrics alike.
+func TestControlCharactersInLabels(t *testing.T) {
+	up := "up"
+	sysName := "sw\u202e1\u2066x"
+	snap := &collector.Snapshot{Bonds: []collector.BondSample{{
+		Bond: bonding.Bond{Name: "bond\x1b[2J", MIIStatus: &up},
+		Slaves: []collector.SlaveSample{{
+			Slave:      bonding.Slave{Name: "eth\u009b0\x7f", MIIStatus: &up},
+			SwitchSide: &collector.SwitchSide{Neighbor: &neighbors.Neighbor{Protocol: "lldp", ChassisID: "c\r\n", SystemName: &sysName, PortID: "p\x00"}},
+			Physical:   &collector.Physical{Module: &module.Module{Vendor: "AC\u0085ME", Type: "\u202aSFP"}},
+		}},
+	}}}
+	e := New()
+	e.Update(snap)
+	for _, accept := range []string{"", "application/openmetrics-text; version=1.0.0"} {
+		text := string(rawScrapeAccept(t, e, accept))
+		for line := range strings.Lines(text) {
+			for _, r := range strings.TrimSuffix(line, "\n") {
+				if r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f) || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) {
+					t.Fatalf("accept %q: %U in %q", accept, r, line)
+				}
+			}
+		}
+		for _, want := range []string{`bond="bond\\x1b[2J"`, `slave="eth\\u009b0\\x7f"`, `system_name="sw\\u202e1\\u2066x"`, `chassis_id="c\\x0d\\x0a"`, `vendor="AC\\u0085ME"`} {
+			if !strings.Contains(text, want) {
+				t.Errorf("accept %q: no %s in the scrape", accept, want)
+			}
+		}
 	}
 }
 

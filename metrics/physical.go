@@ -5,43 +5,42 @@ import (
 
 	"github.com/bondtop/bondtop/bonding/module"
 	"github.com/bondtop/bondtop/collector"
-	"github.com/bondtop/bondtop/internal/promtext"
 )
 
 // The slaves' physical layer (ethtool): the transceiver's light levels
 // and temperature, the module's own limits, FEC counters and the link
 // state. A value the driver does not report has no series.
 var (
-	descModuleRxPower = promtext.NewDesc(namespace+"_slave_module_rx_power_dbm",
-		"Receive optical power of the slave's transceiver per lane, dBm (no series for a lane receiving no light at all: see _mw).",
-		promtext.Gauge, "bond", "slave", "lane")
-	descModuleRxPowerMW = promtext.NewDesc(namespace+"_slave_module_rx_power_mw",
-		"Receive optical power of the slave's transceiver per lane, milliwatts.",
-		promtext.Gauge, "bond", "slave", "lane")
-	descModuleTxPower = promtext.NewDesc(namespace+"_slave_module_tx_power_dbm",
+	descModuleRxPower = newDesc(namespace+"_slave_module_rx_power_dbm",
+		"Receive optical power of the slave's transceiver per lane, dBm (no series for a lane receiving no light at all: see _watts).",
+		gauge, "bond", "slave", "lane")
+	descModuleRxPowerW = newDesc(namespace+"_slave_module_rx_power_watts",
+		"Receive optical power of the slave's transceiver per lane, watts (formerly _rx_power_mw, in milliwatts).",
+		gauge, "bond", "slave", "lane")
+	descModuleTxPower = newDesc(namespace+"_slave_module_tx_power_dbm",
 		"Transmit optical power of the slave's transceiver per lane, dBm.",
-		promtext.Gauge, "bond", "slave", "lane")
-	descModuleTxBias = promtext.NewDesc(namespace+"_slave_module_tx_bias_milliamperes",
-		"Laser bias current of the slave's transceiver per lane, mA.",
-		promtext.Gauge, "bond", "slave", "lane")
-	descModuleRxLimit = promtext.NewDesc(namespace+"_slave_module_rx_power_threshold_dbm",
+		gauge, "bond", "slave", "lane")
+	descModuleTxBias = newDesc(namespace+"_slave_module_tx_bias_amperes",
+		"Laser bias current of the slave's transceiver per lane, amperes (formerly _tx_bias_milliamperes, in mA).",
+		gauge, "bond", "slave", "lane")
+	descModuleRxLimit = newDesc(namespace+"_slave_module_rx_power_threshold_dbm",
 		"The transceiver's own receive power limits, dBm (level low_alarm, low_warning, high_warning, high_alarm).",
-		promtext.Gauge, "bond", "slave", "level")
-	descModuleTemp = promtext.NewDesc(namespace+"_slave_module_temperature_celsius",
-		"Temperature of the slave's transceiver.", promtext.Gauge, slaveLabels...)
-	descModuleVolts = promtext.NewDesc(namespace+"_slave_module_supply_voltage_volts",
-		"Supply voltage of the slave's transceiver.", promtext.Gauge, slaveLabels...)
-	descModuleInfo = promtext.NewDesc(namespace+"_slave_module_info",
+		gauge, "bond", "slave", "level")
+	descModuleTemp = newDesc(namespace+"_slave_module_temperature_celsius",
+		"Temperature of the slave's transceiver.", gauge, slaveLabels...)
+	descModuleVolts = newDesc(namespace+"_slave_module_supply_voltage_volts",
+		"Supply voltage of the slave's transceiver.", gauge, slaveLabels...)
+	descModuleInfo = newDesc(namespace+"_slave_module_info",
 		"The slave's transceiver as its EEPROM names it, as labels; always 1.",
-		promtext.Gauge, "bond", "slave", "type", "vendor", "part_number", "serial")
-	descFECErrors = promtext.NewDesc(namespace+"_slave_fec_errors_total",
+		gauge, "bond", "slave", "type", "vendor", "part_number", "serial")
+	descFECErrors = newDesc(namespace+"_slave_fec_errors_total",
 		"FEC blocks the slave's NIC corrected or could not correct (kind corrected, uncorrectable).",
-		promtext.Counter, "bond", "slave", "kind")
-	descLinkDetected = promtext.NewDesc(namespace+"_slave_link_detected",
-		"1 when ethtool reports the slave's link detected, 0 when not.", promtext.Gauge, slaveLabels...)
+		counter, "bond", "slave", "kind")
+	descLinkDetected = newDesc(namespace+"_slave_link_detected",
+		"1 when ethtool reports the slave's link detected, 0 when not.", gauge, slaveLabels...)
 )
 
-func collectPhysical(out *promtext.Scrape, b *collector.BondSample, s *collector.SlaveSample) {
+func collectPhysical(out batch, b *collector.BondSample, s *collector.SlaveSample) {
 	if s.Physical == nil {
 		return
 	}
@@ -77,13 +76,13 @@ func collectPhysical(out *promtext.Scrape, b *collector.BondSample, s *collector
 			out.Add(descModuleRxPower, *l.RxPowerDBm, b.Name, s.Name, lane)
 		}
 		if l.RxPowerMW != nil {
-			out.Add(descModuleRxPowerMW, *l.RxPowerMW, b.Name, s.Name, lane)
+			out.Add(descModuleRxPowerW, *l.RxPowerMW/1000, b.Name, s.Name, lane)
 		}
 		if l.TxPowerDBm != nil {
 			out.Add(descModuleTxPower, *l.TxPowerDBm, b.Name, s.Name, lane)
 		}
 		if l.TxBiasMA != nil {
-			out.Add(descModuleTxBias, *l.TxBiasMA, b.Name, s.Name, lane)
+			out.Add(descModuleTxBias, *l.TxBiasMA/1000, b.Name, s.Name, lane)
 		}
 	}
 	if t := m.Thresholds; t != nil && t.RxPowerMW != nil {

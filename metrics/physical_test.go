@@ -10,7 +10,7 @@ import (
 )
 
 func TestPhysicalMetrics(t *testing.T) {
-	temp, rx, dark, tx, corr, unc := 41.5, 0.038, 0.0, 0.5, uint64(1234), uint64(7)
+	temp, rx, dark, tx, corr, unc, bias := 41.5, 0.038, 0.0, 0.5, uint64(1234), uint64(7), 6.5
 	rxDBm, txDBm := -14.2, -3.0
 	up := true
 	snap := &collector.Snapshot{Bonds: []collector.BondSample{{Bond: bonding.Bond{Name: "bond0"}, Slaves: []collector.SlaveSample{
@@ -18,7 +18,7 @@ func TestPhysicalMetrics(t *testing.T) {
 			LinkState: &bonding.LinkState{Detected: &up},
 			FEC:       &bonding.FEC{Configured: []string{"RS"}, Active: "RS", Corrected: &corr, Uncorrectable: &unc},
 			Module: &module.Module{Type: "QSFP28", Vendor: "ACME", PartNumber: "Q28-SR4", Serial: "S1", TemperatureC: &temp,
-				Lanes:      []module.Lane{{Lane: 1, RxPowerMW: &rx, RxPowerDBm: &rxDBm, TxPowerMW: &tx, TxPowerDBm: &txDBm}, {Lane: 2, RxPowerMW: &dark}},
+				Lanes:      []module.Lane{{Lane: 1, RxPowerMW: &rx, RxPowerDBm: &rxDBm, TxPowerMW: &tx, TxPowerDBm: &txDBm, TxBiasMA: &bias}, {Lane: 2, RxPowerMW: &dark}},
 				Thresholds: &module.Thresholds{RxPowerMW: &module.Limits{LowWarning: 0.0631, LowAlarm: 0.0251, HighWarning: 0.7943, HighAlarm: 1}}},
 		}},
 		{Slave: bonding.Slave{Name: "veth1"}, Physical: &collector.Physical{LinkState: &bonding.LinkState{Detected: &up}}},
@@ -32,7 +32,9 @@ func TestPhysicalMetrics(t *testing.T) {
 		want   float64
 	}{
 		{"bondtop_slave_module_rx_power_dbm", map[string]string{"slave": "eth0", "lane": "1"}, -14.2},
-		{"bondtop_slave_module_rx_power_mw", map[string]string{"slave": "eth0", "lane": "2"}, 0},
+		{"bondtop_slave_module_rx_power_watts", map[string]string{"slave": "eth0", "lane": "2"}, 0},
+		{"bondtop_slave_module_rx_power_watts", map[string]string{"slave": "eth0", "lane": "1"}, 0.000038},
+		{"bondtop_slave_module_tx_bias_amperes", map[string]string{"slave": "eth0", "lane": "1"}, 0.0065},
 		{"bondtop_slave_module_tx_power_dbm", map[string]string{"slave": "eth0", "lane": "1"}, -3},
 		{"bondtop_slave_module_temperature_celsius", map[string]string{"slave": "eth0"}, 41.5},
 		{"bondtop_slave_module_rx_power_threshold_dbm", map[string]string{"slave": "eth0", "level": "low_warning"}, -12.0},
@@ -41,7 +43,7 @@ func TestPhysicalMetrics(t *testing.T) {
 		{"bondtop_slave_fec_errors_total", map[string]string{"slave": "eth0", "kind": "uncorrectable"}, 7},
 		{"bondtop_slave_link_detected", map[string]string{"slave": "veth1"}, 1},
 	} {
-		if got := find(t, fams, c.name, c.labels); math.Abs(got-c.want) > 0.01 {
+		if got := find(t, fams, c.name, c.labels); math.Abs(got-c.want) > 0.01*math.Max(math.Abs(c.want), 1e-6) {
 			t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
 		}
 	}

@@ -2,7 +2,6 @@ package metrics
 
 import (
 	"github.com/bondtop/bondtop/collector"
-	"github.com/bondtop/bondtop/internal/promtext"
 )
 
 // This file owns the bond settings an alert or a dashboard compares with
@@ -12,34 +11,34 @@ import (
 // not served.
 
 var (
-	descMIIMon = promtext.NewDesc(namespace+"_bond_miimon_seconds",
-		"The MII link monitor's interval (miimon); 0 when it is off.", promtext.Gauge, bondLabels...)
-	descARPInterval = promtext.NewDesc(namespace+"_bond_arp_interval_seconds",
-		"The ARP monitor's interval (arp_interval); 0 when it is off.", promtext.Gauge, bondLabels...)
-	descUpDelay = promtext.NewDesc(namespace+"_bond_updelay_seconds",
-		"How long a slave's link must be up before the bond uses it (updelay).", promtext.Gauge, bondLabels...)
-	descDownDelay = promtext.NewDesc(namespace+"_bond_downdelay_seconds",
-		"How long a slave's link must be down before the bond stops using it (downdelay).", promtext.Gauge, bondLabels...)
-	descMinLinks = promtext.NewDesc(namespace+"_bond_min_links",
-		"The slaves the bond needs to be up (min_links); 0 is no minimum.", promtext.Gauge, bondLabels...)
-	descBondMTU = promtext.NewDesc(namespace+"_bond_mtu_bytes",
-		"The bond device's MTU.", promtext.Gauge, bondLabels...)
-	descBondOperUp = promtext.NewDesc(namespace+"_bond_oper_up",
-		"1 when the bond device's operstate is up.", promtext.Gauge, bondLabels...)
-	descBondSettings = promtext.NewDesc(namespace+"_bond_settings_info",
-		"A bond's failover settings as labels; always 1.", promtext.Gauge, "bond", "primary", "primary_reselect", "fail_over_mac")
-	descBondSlavesUsable = promtext.NewDesc(namespace+"_bond_slaves_usable",
-		"Slaves that can carry traffic: MII up and, in 802.3ad, in the active aggregator (when the aggregator is known).", promtext.Gauge, bondLabels...)
-	descSlaveMTU = promtext.NewDesc(namespace+"_slave_mtu_bytes",
-		"The slave's MTU.", promtext.Gauge, slaveLabels...)
-	descSlaveOperUp = promtext.NewDesc(namespace+"_slave_oper_up",
-		"1 when the slave's operstate is up.", promtext.Gauge, slaveLabels...)
+	descMIIMon = newDesc(namespace+"_bond_miimon_seconds",
+		"The MII link monitor's interval (miimon); 0 when it is off.", gauge, bondLabels...)
+	descARPInterval = newDesc(namespace+"_bond_arp_interval_seconds",
+		"The ARP monitor's interval (arp_interval); 0 when it is off.", gauge, bondLabels...)
+	descUpDelay = newDesc(namespace+"_bond_updelay_seconds",
+		"How long a slave's link must be up before the bond uses it (updelay).", gauge, bondLabels...)
+	descDownDelay = newDesc(namespace+"_bond_downdelay_seconds",
+		"How long a slave's link must be down before the bond stops using it (downdelay).", gauge, bondLabels...)
+	descMinLinks = newDesc(namespace+"_bond_min_links",
+		"The slaves the bond needs to be up (min_links); 0 is no minimum.", gauge, bondLabels...)
+	descBondMTU = newDesc(namespace+"_bond_mtu_bytes",
+		"The bond device's MTU.", gauge, bondLabels...)
+	descBondOperUp = newDesc(namespace+"_bond_oper_up",
+		"1 when the bond device's operstate is up.", gauge, bondLabels...)
+	descBondSettings = newDesc(namespace+"_bond_settings_info",
+		"A bond's failover settings as labels; always 1.", gauge, "bond", "primary", "primary_reselect", "fail_over_mac")
+	descBondSlavesUsable = newDesc(namespace+"_bond_slaves_usable",
+		"Slaves that can carry traffic: MII up and, in 802.3ad, in the active aggregator (when the aggregator is known).", gauge, bondLabels...)
+	descSlaveMTU = newDesc(namespace+"_slave_mtu_bytes",
+		"The slave's MTU.", gauge, slaveLabels...)
+	descSlaveOperUp = newDesc(namespace+"_slave_oper_up",
+		"1 when the slave's operstate is up.", gauge, slaveLabels...)
 )
 
 // collectSettings emits the bond's settings and its usable slaves.
-func collectSettings(out *promtext.Scrape, b *collector.BondSample) {
+func collectSettings(out batch, b *collector.BondSample) {
 	for _, s := range []struct {
-		d  *promtext.Desc
+		d  *desc
 		ms *int
 	}{{descMIIMon, b.MIIMonMs}, {descARPInterval, b.ARPIntervalMs}, {descUpDelay, b.UpDelayMs}, {descDownDelay, b.DownDelayMs}} {
 		if s.ms != nil {

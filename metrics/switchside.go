@@ -2,26 +2,25 @@ package metrics
 
 import (
 	"github.com/bondtop/bondtop/collector"
-	"github.com/bondtop/bondtop/internal/promtext"
 )
 
 // The switch's side of each slave: LACPDU counters, carrier transitions
 // and the LLDP/CDP neighbour.
 var (
-	descSlaveLACPDU = promtext.NewDesc(namespace+"_slave_lacpdu_total",
+	descSlaveLACPDU = newDesc(namespace+"_slave_lacpdu_total",
 		"802.3ad: LACPDUs and markers the bonding driver counted on the slave, by kind (rx, tx, unknown_rx, illegal_rx, marker_rx, marker_tx).",
-		promtext.Counter, "bond", "slave", "kind")
-	descSlaveLACPDUAge = promtext.NewDesc(namespace+"_slave_lacpdu_last_rx_age_seconds",
-		"802.3ad: seconds since a LACPDU last arrived on the slave.", promtext.Gauge, slaveLabels...)
-	descSlaveCarrier = promtext.NewDesc(namespace+"_slave_carrier_changes_total",
+		counter, "bond", "slave", "kind")
+	descSlaveLACPDUAge = newDesc(namespace+"_slave_lacpdu_last_rx_age_seconds",
+		"802.3ad: seconds since a LACPDU last arrived on the slave.", gauge, slaveLabels...)
+	descSlaveCarrier = newDesc(namespace+"_slave_carrier_changes_total",
 		"Carrier transitions of the slave (direction up or down), also those between two MII polls.",
-		promtext.Counter, "bond", "slave", "direction")
-	descSlaveNeighbor = promtext.NewDesc(namespace+"_slave_neighbor_info",
+		counter, "bond", "slave", "direction")
+	descSlaveNeighbor = newDesc(namespace+"_slave_neighbor_info",
 		"The switch port at the far end of the slave as LLDP or CDP tells it, as labels; always 1.",
-		promtext.Gauge, "bond", "slave", "protocol", "chassis_id", "system_name", "port_id", "port_description")
+		gauge, "bond", "slave", "protocol", "chassis_id", "system_name", "port_id", "port_description")
 )
 
-func collectSwitchSide(out *promtext.Scrape, b *collector.BondSample, s *collector.SlaveSample) {
+func collectSwitchSide(out batch, b *collector.BondSample, s *collector.SlaveSample) {
 	if s.SwitchSide == nil {
 		return
 	}

@@ -2,7 +2,6 @@ package metrics
 
 import (
 	"github.com/bondtop/bondtop/collector"
-	"github.com/bondtop/bondtop/internal/promtext"
 )
 
 // The flow meter's metrics: the live hash check, the bytes counted in no
@@ -10,27 +9,27 @@ import (
 // the thousand, and a series per flow would swamp the server.
 
 var (
-	descTrafficFlows = promtext.NewDesc(namespace+"_traffic_flows",
-		"Flows the flow meter holds for the bond's slaves (both directions); source is ebpf or sampled.", promtext.Gauge, "bond", "source")
-	descHashCheckFlows = promtext.NewDesc(namespace+"_hash_check_flows",
-		"Transmitted flows that moved in the last interval (the hash check's base).", promtext.Gauge, bondLabels...)
-	descHashCheckAgree = promtext.NewDesc(namespace+"_hash_check_agree_flows",
-		"Of those, flows measured on the slave the transmit hash predicts.", promtext.Gauge, bondLabels...)
-	descHashCheckUnpredictable = promtext.NewDesc(namespace+"_hash_check_unpredictable_flows",
-		"Of those, flows whose slave the hash cannot predict (the mode or policy decides unseen).", promtext.Gauge, bondLabels...)
-	descHashCheckBytes = promtext.NewDesc(namespace+"_hash_check_bytes_agree_ratio",
-		"The part (0..1) of the predictable flows' bytes that left on the predicted slave.", promtext.Gauge, bondLabels...)
-	descLostBytes = promtext.NewDesc(namespace+"_traffic_lost_bytes_total",
-		"Bytes the flow meter counted in no flow because its flow map was full.", promtext.Counter, "bond", "slave", "direction")
-	descMapEntries = promtext.NewDesc(namespace+"_flow_map_entries",
-		"Flows in the flow meter's map (shared by every bond).", promtext.Gauge)
-	descMapSize = promtext.NewDesc(namespace+"_flow_map_size",
-		"Capacity of the flow meter's map (--flow-map-size).", promtext.Gauge)
+	descTrafficFlows = newDesc(namespace+"_traffic_flows",
+		"Flows the flow meter holds for the bond's slaves (both directions); source is ebpf or sampled.", gauge, "bond", "source")
+	descHashCheckFlows = newDesc(namespace+"_hash_check_flows",
+		"Transmitted flows that moved in the last interval (the hash check's base).", gauge, bondLabels...)
+	descHashCheckAgree = newDesc(namespace+"_hash_check_agree_flows",
+		"Of those, flows measured on the slave the transmit hash predicts.", gauge, bondLabels...)
+	descHashCheckUnpredictable = newDesc(namespace+"_hash_check_unpredictable_flows",
+		"Of those, flows whose slave the hash cannot predict (the mode or policy decides unseen).", gauge, bondLabels...)
+	descHashCheckBytes = newDesc(namespace+"_hash_check_bytes_agree_ratio",
+		"The part (0..1) of the predictable flows' bytes that left on the predicted slave.", gauge, bondLabels...)
+	descLostBytes = newDesc(namespace+"_traffic_lost_bytes_total",
+		"Bytes the flow meter counted in no flow because its flow map was full.", counter, "bond", "slave", "direction")
+	descMapEntries = newDesc(namespace+"_flow_map_entries",
+		"Flows in the flow meter's map (shared by every bond).", gauge)
+	descMapSize = newDesc(namespace+"_flow_map_size",
+		"Capacity of the flow meter's map (--flow-map-size).", gauge)
 )
 
 // collectTraffic emits the meter's metrics of every bond, and the map's
 // fill once.
-func collectTraffic(out *promtext.Scrape, snap *collector.Snapshot) {
+func collectTraffic(out batch, snap *collector.Snapshot) {
 	mapDone := false
 	for i := range snap.Bonds {
 		b := &snap.Bonds[i]

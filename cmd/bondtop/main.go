@@ -64,6 +64,9 @@ Flags:
                          every address of this host; 127.0.0.1:9843 or
                          10.0.0.5:9843 only that one)
   --headless             with --listen: no screen, only metrics, until stopped
+  --web.listen-address ADDR:PORT  the same as --listen (node_exporter's name)
+  --web.systemd-socket   serve metrics on the socket systemd passes (socket
+                         activation) instead of --listen
   --web.config.file FILE with --listen: TLS and basic auth for the metrics,
                          in the Prometheus exporters' web config format
                          (docs/web-config.md)
@@ -143,6 +146,9 @@ type options struct {
 	// readFailed hears of every failed read in --headless (the metrics'
 	// error count); nil without --listen.
 	readFailed func()
+	// metricsWake asks --headless's Sampler for a snapshot now: a scrape
+	// wants fresh counters (metrics.Exporter.Wake); nil without --listen.
+	metricsWake <-chan struct{}
 	// webConfig is the metrics server's TLS and basic auth (a web config
 	// file); "" serves plain HTTP to anyone.
 	webConfig string
@@ -339,6 +345,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		opts.sinks = append(opts.sinks, exp.Update)
 		opts.sinkKeeps = true
 		opts.readFailed = exp.ReadFailed
+		if opts.headless {
+			opts.metricsWake = exp.Wake()
+		}
 	}
 	if opts.headless {
 		// No driver, no bonds, no root: states to serve and log once,
@@ -386,8 +395,7 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 	fs.SetOutput(io.Discard) // errors are printed once, by run
 	fs.StringVar(&o.root, "root", "", "")
 	fs.BoolVar(&o.demo, "demo", false, "")
-	fs.StringVar(&o.listen, "listen", "", "")
-	fs.StringVar(&o.webConfig, "web.config.file", "", "")
+	webFlags(fs, &o)
 	fs.StringVar(&o.record, "record", "", "")
 	fs.StringVar(&o.replay, "replay", "", "")
 	fs.Float64Var(&o.speed, "speed", 1, "")

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -91,5 +92,54 @@ func TestListenBusyPort(t *testing.T) {
 	_, stderr, code := runBinary(t, "--demo", "--listen", ln.Addr().String(), "--headless")
 	if code != 1 || !strings.Contains(stderr, "--listen") || !strings.Contains(stderr, "address already in use") {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+}
+
+// TestSystemdSocket: with --web.systemd-socket, bondtop serves metrics on
+// the listening socket systemd passes (fd 3, LISTEN_FDS=1, LISTEN_PID its
+// own), as a .socket unit starts it; without one it says what is missing.
+func TestSystemdSocket(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	f, err := ln.(*net.TCPListener).File()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	// LISTEN_PID must be bondtop's own pid: a shell sets it and execs.
+	cmd := exec.Command("sh", "-c", `LISTEN_PID=$$ LISTEN_FDS=1 exec "$0" "$@"`, binary(t), "--demo", "--headless", "--web.systemd-socket")
+	cmd.ExtraFiles = []*os.File{f}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	client := &http.Client{Timeout: 2 * time.Second}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp, err := client.Get("http://" + ln.Addr().String() + "/metrics")
+		if err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == 200 && strings.Contains(string(b), "bondtop_slave_up{") {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no metrics on the passed socket within 10 s: %v; stderr: %s", err, stderr.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	_, errOut, code := runBinary(t, "--demo", "--headless", "--web.systemd-socket")
+	if code == 0 || !strings.Contains(errOut, "--web.systemd-socket") {
+		t.Errorf("without a socket: exit %d, %q", code, errOut)
+	}
+	_, errOut, code = runBinary(t, "--demo", "--headless", "--listen", "127.0.0.1:1", "--web.listen-address", "127.0.0.1:2")
+	if code != exitUsage || !strings.Contains(errOut, "give one address") {
+		t.Errorf("two addresses: exit %d, %q", code, errOut)
 	}
 }

@@ -18,6 +18,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/bondtop/bondtop/metrics/webguard"
 )
 
 // `--root DIR --listen --headless` with 128 descriptors and 300 idle
@@ -44,8 +46,8 @@ func TestMetricsSurvivesFloodUnderFDLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(fds) > metricsMaxConns+24 {
-		t.Errorf("%d descriptors open during a flood of %d connections; want at most %d connections held", len(fds), len(conns), metricsMaxConns)
+	if len(fds) > webguard.DefaultMaxConns+24 {
+		t.Errorf("%d descriptors open during a flood of %d connections; want at most %d connections held", len(fds), len(conns), webguard.DefaultMaxConns)
 	}
 	t.Logf("%d connections, %d descriptors open in bondtop", len(conns), len(fds))
 	for _, fc := range conns {

@@ -8,7 +8,7 @@ import (
 )
 
 // Built with -tags nometrics: no /metrics server, and none of what it
-// needs (net/http, TLS, package metrics, internal/webconfig) in
+// needs (net/http, TLS, the Prometheus Go client, the exporter toolkit) in
 // the program. --listen and --web.config.file are refused at start.
 
 // errNoMetrics says why, and how to get a build that serves metrics.

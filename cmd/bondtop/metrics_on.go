@@ -14,42 +14,41 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/net/netutil"
+	"github.com/coreos/go-systemd/v22/activation"
 
 	"github.com/bondtop/bondtop/internal/loglimit"
 	"github.com/bondtop/bondtop/internal/printable"
-	"github.com/bondtop/bondtop/internal/webconfig"
 	"github.com/bondtop/bondtop/metrics"
+	"github.com/bondtop/bondtop/metrics/webguard"
 )
 
-// This file is the /metrics server: net/http, TLS, package metrics and
-// internal/webconfig. A build with -tags nometrics leaves it out
-// (metrics_off.go): a program 3.6 MB smaller, whose dashboard keeps some
-// 0.6 MB less of it resident (scripts/measure-top.sh, the two builds side
-// by side).
+// This file is the /metrics server: net/http, the exporter toolkit (TLS,
+// basic auth) behind package metrics/webguard, and package metrics (the
+// Prometheus Go client). A build with -tags nometrics leaves it out
+// (metrics_off.go), for a smaller program.
 
 // buildNote follows the version: this build leaves nothing out.
 const buildNote = ""
 
-// The /metrics server's bounds: a scraper needs one connection and a
-// fraction of a second, so a few dozen connections and seconds are
-// plenty, and idle or slow ones cannot pile up until the process runs
-// out of file descriptors (which would stop its reads of the host too).
+// The /metrics server's timeouts: a scraper sends its request at once
+// and reads the answer in a fraction of a second, so a connection that
+// says nothing (a silent TLS handshake, no request line) is dropped
+// within seconds; the connection limits are metrics/webguard's.
 const (
-	metricsMaxConns     = 64
-	metricsIdleTimeout  = 30 * time.Second // above a 15 s scrape interval: keep-alive still pays
-	metricsReadTimeout  = 10 * time.Second
-	metricsWriteTimeout = 10 * time.Second
+	metricsHeaderTimeout = 3 * time.Second  // also bounds the TLS handshake
+	metricsIdleTimeout   = 30 * time.Second // above a 15 s scrape interval: keep-alive still pays
+	metricsReadTimeout   = 10 * time.Second
+	metricsWriteTimeout  = 10 * time.Second
 )
 
 // checkWebConfig refuses a --web.config.file that the server could not
 // use, at start (with the usage errors), naming the file: TLS and basic
 // auth are what protect the metrics, so a typo must not serve them in the
-// clear. internal/webconfig reads and checks the file in the format every
-// Prometheus exporter's --web.config.file takes: the YAML (strictly: an
-// unknown key is an error), the password hashes, the certificate and key.
-// The scheme, "https" when the file turns TLS on and "http" otherwise, is
-// what the "serving metrics on" line says.
+// clear. The exporter toolkit checks the file as every exporter's
+// --web.config.file (web.Validate), and metrics/webguard adds its bound
+// on bcrypt costs and reads it without ever blocking. The scheme, "https"
+// when the file turns TLS on and "http" otherwise, is what the "serving
+// metrics on" line says.
 func checkWebConfig(listen, file string) (scheme string, err error) {
 	if file == "" {
 		return "http", nil
@@ -57,60 +56,60 @@ func checkWebConfig(listen, file string) (scheme string, err error) {
 	if listen == "" {
 		return "", errors.New("--web.config.file needs --listen ADDR:PORT (it configures the metrics server)")
 	}
-	c, err := webconfig.Load(file)
+	tls, _, err := webguard.Check(file)
 	if err != nil {
 		// YAML errors come in lines ("unmarshal errors:\n  line 2: ..."):
 		// one line reads better than an escaped newline.
 		msg := strings.Join(strings.Fields(err.Error()), " ")
 		return "", fmt.Errorf("--web.config.file %s: %s", file, printable.String(msg))
 	}
-	if c.TLSEnabled() {
+	if tls {
 		return "https", nil
 	}
 	return "http", nil
 }
 
-// startMetrics listens on addr and serves /metrics from the snapshots the
-// returned exporter's Update receives. Listening happens before the first
-// sample, so a busy port is reported before anything else starts.
+// startMetrics listens on addr (or takes systemd's socket) and serves
+// /metrics from the snapshots the returned exporter's Update receives.
+// Listening happens before the first sample, so a busy port is reported
+// before anything else starts.
 //
 // webConfig, if not empty, is a web config file in the Prometheus exporter
 // convention (TLS, basic auth), already checked by checkWebConfig;
-// internal/webconfig applies it, reading it again when it (or a
-// certificate or key it names) changed, on every connection and request,
-// so a renewed certificate or a changed password needs no restart.
+// metrics/webguard serves it through the exporter toolkit, taking a
+// changed file when it is complete and protects as much
+// (docs/web-config.md).
 func startMetrics(addr, webConfig string, stderr io.Writer) (srv metricsServer, stop func(), err error) {
-	ln, err := net.Listen("tcp", addr)
+	ln, err := metricsListener(addr)
 	if err != nil {
-		return nil, nil, fmt.Errorf("--listen %s: %w", addr, err)
+		return nil, nil, err
 	}
 	exp := metrics.New(metrics.Version(buildVersion()))
 	// Any client can provoke a log line (a failed TLS handshake, a
 	// scanner speaking plain HTTP to the TLS port): ten at once, then one
-	// every two seconds.
-	logs := loglimit.New(10, 2*time.Second).Writer(stderr)
+	// every two seconds. Every line is text from outside (paths, YAML
+	// errors, addresses): shown, never obeyed, on a terminal.
+	logs := printableWriter{loglimit.New(10, 2*time.Second).Writer(stderr)}
 	errorLog := log.New(logs, "bondtop: metrics server: ", 0)
 	hs := &http.Server{
-		Handler:           metricsMux(exp.Handler()),
-		ReadHeaderTimeout: 5 * time.Second,
+		Handler:           metricsMux(exp.Handler(errorLog)),
+		ReadHeaderTimeout: metricsHeaderTimeout,
 		ReadTimeout:       metricsReadTimeout,
 		WriteTimeout:      metricsWriteTimeout,
 		IdleTimeout:       metricsIdleTimeout,
 		MaxHeaderBytes:    16 << 10,
 		ErrorLog:          errorLog,
-	}
-	// A web config file that went bad while serving is logged once (and
-	// once when it is usable again); its path and YAML errors are text
-	// from outside, shown rather than obeyed on a terminal.
-	logf := func(format string, args ...any) {
-		errorLog.Print(printable.String(fmt.Sprintf(format, args...)))
+		// A scrape is one request: a few streams per HTTP/2 connection
+		// are plenty, and bound what one connection makes the server do.
+		HTTP2: &http.HTTP2Config{MaxConcurrentStreams: 8},
 	}
 	go func() {
-		// Beyond metricsMaxConns, connections wait in the kernel's
-		// backlog (no descriptor, no goroutine) until one closes.
-		limited := netutil.LimitListener(ln, metricsMaxConns)
-		if err := webconfig.Serve(limited, hs, webConfig, logf); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			fmt.Fprintf(stderr, "bondtop: metrics server: %s\n", printable.String(err.Error()))
+		// The web config's own lines (a reload, a refused file) have a
+		// budget of their own: clients cannot crowd them out.
+		configLog := log.New(printableWriter{loglimit.New(10, 2*time.Second).Writer(stderr)}, "bondtop: metrics server: ", 0)
+		err := webguard.Serve(ln, hs, webguard.Options{ConfigFile: webConfig, Log: logWriter{configLog}})
+		if err != nil && !errors.Is(err, http.ErrServerClosed) {
+			errorLog.Print(err.Error())
 		}
 	}()
 	stop = func() {
@@ -119,6 +118,49 @@ func startMetrics(addr, webConfig string, stderr io.Writer) (srv metricsServer, 
 		_ = hs.Shutdown(ctx)
 	}
 	return exp, stop, nil
+}
+
+// metricsListener listens on addr, or takes the socket systemd passes
+// for --web.systemd-socket.
+func metricsListener(addr string) (net.Listener, error) {
+	if addr != systemdListen {
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return nil, fmt.Errorf("--listen %s: %w", addr, err)
+		}
+		return ln, nil
+	}
+	lns, err := activation.Listeners()
+	if err != nil {
+		return nil, fmt.Errorf("--web.systemd-socket: %w", err)
+	}
+	for _, ln := range lns {
+		if ln != nil {
+			return ln, nil
+		}
+	}
+	return nil, errors.New("--web.systemd-socket: systemd passed no socket (LISTEN_FDS): start bondtop from its .socket unit, or give --listen")
+}
+
+// logWriter writes each line to a log.Logger, with its prefix.
+type logWriter struct{ l *log.Logger }
+
+func (w logWriter) Write(b []byte) (int, error) {
+	for line := range strings.Lines(string(b)) {
+		w.l.Print(strings.TrimSuffix(line, "\n"))
+	}
+	return len(b), nil
+}
+
+// printableWriter makes every line it writes printable.
+type printableWriter struct{ w io.Writer }
+
+func (p printableWriter) Write(b []byte) (int, error) {
+	s := strings.TrimSuffix(string(b), "\n")
+	if _, err := io.WriteString(p.w, printable.String(s)+"\n"); err != nil {
+		return 0, err
+	}
+	return len(b), nil
 }
 
 // landingPage is what a browser pointed at the exporter sees: where the

@@ -44,21 +44,28 @@ func (o *options) samplerHandingBack(src collector.Source) collector.Options {
 }
 
 // metricsServer is a running /metrics server as the sampler feeds it:
-// every snapshot, and every failed read (bondtop_read_success).
+// every snapshot, and every failed read (bondtop_read_success); Wake asks
+// --headless's Sampler for a snapshot when a scrape wants fresh counters.
 type metricsServer interface {
 	Update(*collector.Snapshot)
 	ReadFailed()
+	Wake() <-chan struct{}
 }
 
 // headless samples until SIGINT or SIGTERM, feeding the sinks only: the
-// mode of a fleet host that Prometheus scrapes. No read ends it: a host
+// mode of a fleet host that Prometheus scrapes. Its Sampler ticks at the
+// interval (the diagnosis' pace) and also samples when a scrape finds the
+// latest snapshot too old (metrics.FreshAge): the counters a scrape gets
+// are read when it asks, as node_exporter's are. No read ends it: a host
 // without the driver or the bonds asked for is served as such
 // (Options.StayUp), and a failed read is reported once, counted in the
 // metrics, and tried again every interval.
 func headless(src collector.Source, o options, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	s := collector.NewSampler(src, o.samplerOptions(src))
+	so := o.samplerOptions(src)
+	so.Wake = o.metricsWake
+	s := collector.NewSampler(src, so)
 	fmt.Fprintf(stderr, "bondtop: serving metrics on %s://%s/metrics every %v; Ctrl-C stops\n", o.metricsScheme, o.listen, o.interval)
 	failing := ""
 	recovered := func(*collector.Snapshot) {

@@ -15,7 +15,7 @@ import (
 // The exporter's paths: a landing page that links to the metrics, a
 // health check, the metrics for GET and HEAD only, and 404 elsewhere.
 func TestMetricsMux(t *testing.T) {
-	srv := httptest.NewServer(metricsMux(metrics.New().Handler()))
+	srv := httptest.NewServer(metricsMux(metrics.New().Handler(nil)))
 	defer srv.Close()
 	do := func(method, path string) (*http.Response, string) {
 		t.Helper()

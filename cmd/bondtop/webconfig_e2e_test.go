@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -158,14 +159,17 @@ func TestHeadlessMetricsTLSBasicAuth(t *testing.T) {
 		t.Error("a client without the CA completed the TLS handshake")
 	}
 
-	// The file is read again on every connection and request: broken
-	// while bondtop runs, it refuses rather than serve unprotected.
+	// Broken while bondtop runs, the file is not taken: the last good
+	// one stays in force, its protection included, and the log says so.
 	if err := os.WriteFile(config, []byte("tls_server_config: [\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	client.CloseIdleConnections()
-	if code, body, err := get("GET", https+"/metrics", webUser, webPassword); err == nil && (code == 200 || strings.Contains(body, "bondtop_")) {
-		t.Errorf("a broken web config file still serves: %d %.200q", code, body)
+	if code, body, err := get("GET", https+"/metrics", "", ""); err != nil || code != http.StatusUnauthorized || strings.Contains(body, "bondtop_") {
+		t.Errorf("a broken web config file: without credentials %d %v %.200q, want 401", code, err, body)
+	}
+	if code, _, err := get("GET", https+"/metrics", webUser, webPassword); err != nil || code != 200 {
+		t.Errorf("a broken web config file: the last good one does not serve: %d %v", code, err)
 	}
 
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
@@ -174,8 +178,10 @@ func TestHeadlessMetricsTLSBasicAuth(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("after SIGTERM: %v; stderr: %s", err, stderr.String())
 	}
-	if want := "serving metrics on https://" + addr + "/metrics"; !strings.Contains(stderr.String(), want) {
-		t.Errorf("stderr does not say %q:\n%s", want, stderr.String())
+	for _, want := range []string{"serving metrics on https://" + addr + "/metrics", "the last good one stays in force"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr does not say %q:\n%s", want, stderr.String())
+		}
 	}
 	if n := strings.Count(stderr.String(), "TLS handshake error"); n < 1 || n > 13 {
 		t.Errorf("%d failed handshakes logged of 32, want 1 to 13 (a burst of 10, then one every 2 s):\n%s", n, stderr.String())
@@ -280,4 +286,87 @@ func TestRealPrometheusTLSBasicAuth(t *testing.T) {
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
+}
+
+// TestWebConfigOtherExportersAccept: web config files that the exporter
+// toolkit accepts (so node_exporter, sharing a host's web.yml, starts
+// with them) start bondtop too, which serves them as the toolkit does and
+// names at start what protects less than it seems.
+func TestWebConfigOtherExportersAccept(t *testing.T) {
+	config, caFile := writeWebConfig(t)
+	dir := filepath.Dir(config)
+	base, err := os.ReadFile(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tlsPart, usersPart, _ := strings.Cut(string(base), "basic_auth_users:")
+	usersPart = "basic_auth_users:" + usersPart
+	pemCert, err := os.ReadFile(caFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(pemCert)
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}}}
+	for _, c := range []struct {
+		name, content, warning string
+		status                 int
+	}{
+		{"client CA with RequestClientCert", tlsPart + "  client_ca_file: ca.crt\n  client_auth_type: RequestClientCert\n" + usersPart, "without a certificate is let in", 200},
+		{"VerifyClientCertIfGiven without a CA", tlsPart + "  client_auth_type: VerifyClientCertIfGiven\n" + usersPart, "public CAs", 200},
+		{"client_allowed_sans without verification", tlsPart + "  client_auth_type: RequestClientCert\n  client_allowed_sans: [prometheus.example]\n" + usersPart, "nobody verifies", 0},
+		{"rate_limit burst 0", tlsPart + usersPart + "rate_limit:\n  interval: 1s\n  burst: 0\n", "burst 0", http.StatusTooManyRequests},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "_")+".yml")
+			if err := os.WriteFile(path, []byte(c.content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			addr := unusedLoopbackAddr(t)
+			cmd := exec.Command(binary(t), "--demo", "--listen", addr, "--headless", "--web.config.file", path)
+			var stderr syncBuilder
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+			deadline := time.Now().Add(10 * time.Second)
+			for !strings.Contains(stderr.String(), "serving metrics on https://") || !strings.Contains(stderr.String(), c.warning) {
+				if time.Now().After(deadline) || cmd.ProcessState != nil {
+					t.Fatalf("bondtop did not start with a file the toolkit accepts, or did not warn %q:\n%s", c.warning, stderr.String())
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			req, _ := http.NewRequest("GET", "https://"+addr+"/metrics", nil)
+			req.SetBasicAuth(webUser, webPassword)
+			resp, err := client.Do(req)
+			code := 0
+			if err == nil {
+				code = resp.StatusCode
+				resp.Body.Close()
+			}
+			if c.status != 0 && code != c.status {
+				t.Errorf("a scrape: %d %v, want %d", code, err, c.status)
+			}
+		})
+	}
+}
+
+// syncBuilder is a strings.Builder that a process's output and a test
+// may use at once.
+type syncBuilder struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuilder) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuilder) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

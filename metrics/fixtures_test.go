@@ -1,0 +1,111 @@
+package metrics
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/diagnose"
+	"github.com/prometheus/common/model"
+)
+
+// Helpers the metrics tests share: real scrapes of fixture trees, and
+// promtool as a judge. The shipped rules and dashboard are tested in
+// contrib/.
+
+// fixtureRoot returns a --root tree for the fixture called name: a lab
+// tree as it is, or a field capture placed as /proc/net/bonding/bond0.
+func fixtureRoot(t *testing.T, name string) string {
+	t.Helper()
+	if dir := filepath.Join("../testdata/lab", name); isDir(dir) {
+		return dir
+	}
+	capture, err := os.ReadFile(filepath.Join("../bonding/testdata/proc", name+".txt"))
+	if err != nil {
+		t.Fatalf("fixture %s: neither a lab tree nor a field capture: %v", name, err)
+	}
+	root := t.TempDir()
+	dir := filepath.Join(root, "proc/net/bonding")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "bond0"), capture, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+func isDir(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
+}
+
+// scrapeFixture samples the fixture as `bondtop --root` does and returns
+// its scrape as series (name{labels} without instance and job) to values.
+func scrapeFixture(t *testing.T, name string) map[string]float64 {
+	t.Helper()
+	now := time.Unix(1_700_000_100, 0) // a whole five minutes: the demo script's start
+	clock := func() time.Time { return now }
+	// Two samples: rates need two. The demo host is the one fixture
+	// whose counters move, and the only one that shows an imbalance:
+	// it is sampled through its first 20 s, when the imbalance shows.
+	var src collector.Source
+	samples := 2
+	if name == "demo" {
+		src, samples = collector.NewDemoSource(clock), 21
+	} else {
+		rs, err := collector.NewRootSource(fixtureRoot(t, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rs.Close()
+		src = rs
+	}
+	s := collector.NewSampler(src, collector.Options{Clock: clock, Analyze: diagnose.NewWindow(0).Fill})
+	e := New(Version("test"))
+	for range samples {
+		snap, err := s.Sample()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		e.Update(snap)
+		now = now.Add(time.Second)
+	}
+	fams := scrape(t, e)
+	out := make(map[string]float64)
+	for fname, f := range fams {
+		for _, m := range f.Metric {
+			labels := model.LabelSet{model.MetricNameLabel: model.LabelValue(fname)}
+			for _, lp := range m.Label {
+				labels[model.LabelName(lp.GetName())] = model.LabelValue(lp.GetValue())
+			}
+			v := m.GetGauge().GetValue()
+			if m.Counter != nil {
+				v = m.Counter.GetValue()
+			}
+			out[seriesKey(labels)] = v
+		}
+	}
+	return out
+}
+
+// seriesKey is a canonical name{a="x",b="y"} for a label set.
+func seriesKey(ls model.LabelSet) string {
+	return ls.String()
+}
+
+// needPromtool returns promtool's path; under CI=true its absence fails.
+func needPromtool(t *testing.T) string {
+	t.Helper()
+	p, err := exec.LookPath("promtool")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("promtool is missing (scripts/test-deps.sh installs Debian's prometheus package)")
+		}
+		t.Skip("promtool is missing: run scripts/test-deps.sh")
+	}
+	return p
+}
