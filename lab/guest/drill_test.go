@@ -277,26 +277,23 @@ func TestDrillSoftFailover(t *testing.T) {
 			stall := float64(host.SendStall(from, to).Microseconds()) / 1000
 			peerStall := float64(peer.SendStall(from, to).Microseconds()) / 1000
 			rx := msOf(fo.GapRxMs)
-			// The hold as it ran: from dut1 made active to dut0 made
-			// active again (the drill's times of the kernel's
-			// notifications). On emulated CPUs a loaded machine starves,
-			// the drill's steps around the hold take longer than on a
-			// real host, and the hold with them.
-			switched := func(ph *drill.Phase) time.Time {
-				if ph.ActiveMs == nil {
-					return ph.ActionTime
-				}
-				return ph.ActionTime.Add(time.Duration(*ph.ActiveMs * float64(time.Millisecond)))
-			}
-			heldMs := float64(switched(fb).Sub(switched(fo)).Microseconds()) / 1000
-			t.Logf("hold %v as it ran: %.1f ms (the actions %.1f ms apart)", drillHold, heldMs, float64(fb.ActionTime.Sub(fo.ActionTime).Microseconds())/1000)
+			// The hold as it ran: at least the hold asked for (its timer
+			// starts once the failover's move returned), at most from the
+			// failover's action to when the drill saw the failback's
+			// move. On emulated CPUs that a loaded machine starves, the
+			// drill's steps around the hold take longer than on a real
+			// host, and a pause of a sender or a receiver blurs either end
+			// by up to a few hundred milliseconds.
+			minHeld := float64(drillHold.Milliseconds())
+			maxHeld := float64(fb.ActionTime.Sub(fo.ActionTime).Microseconds())/1000 + max(msOf(fb.ActiveMs), 0)
+			t.Logf("hold %v as it ran: %.1f to %.1f ms", drillHold, minHeld, maxHeld)
 			t.Logf("independent receiver on the host: outage %.1f ms (the longest silence it saw %.1f ms, its sender's own longest pause %.1f ms); the drill's failover rx gap %.1f ms (bondtop serve's own longest pause in sending %.1f ms)",
 				indepMs, float64(silence.Microseconds())/1000, stall, rx, peerStall)
 			Measure(t, "drill_soft_failover_gap_rx[num_grat_arp="+garp+"]", rx, "ms")
 			Measure(t, "drill_soft_failover_outage_independent[num_grat_arp="+garp+"]", indepMs, "ms")
 			if garp == "0" {
-				if indepMs < 0.9*heldMs || indepMs > 1.1*heldMs {
-					t.Errorf("without GARP the independent receiver's outage was %.1f ms, want the hold (%.1f ms) within 10 %%", indepMs, heldMs)
+				if indepMs < 0.9*minHeld || indepMs > 1.1*maxHeld {
+					t.Errorf("without GARP the independent receiver's outage was %.1f ms, want the hold (%.0f to %.0f ms) within 10 %%", indepMs, minHeld, maxHeld)
 				}
 				// The drill's failover gap runs open to the failback's
 				// action; the silence goes on in the failback phase until
@@ -305,8 +302,8 @@ func TestDrillSoftFailover(t *testing.T) {
 				if fo.GapRxOpen {
 					total += msOf(fb.GapRxMs)
 				}
-				if total < 0.9*heldMs || total > 1.1*heldMs {
-					t.Errorf("without GARP the drill's rx gap was %.1f ms (%.1f ms with the failback's), want the hold (%.1f ms) within 10 %%", rx, total, heldMs)
+				if total < 0.9*minHeld || total > 1.1*maxHeld {
+					t.Errorf("without GARP the drill's rx gap was %.1f ms (%.1f ms with the failback's), want the hold (%.0f to %.0f ms) within 10 %%", rx, total, minHeld, maxHeld)
 				}
 				f := FindingWith(res, "num_grat_arp", "num_unsol_na", fmt.Sprintf("rx gap %.0f ms", rx))
 				if f == "" {
