@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -235,6 +236,7 @@ func TestDrillSoftFailover(t *testing.T) {
 			host := StartHostDatagrams(t, p, 9999, 1000)
 			// bondtop serve's own sending, as it leaves br0.
 			peer := ListenArrivalsExcept(t, p.Peer, "br0", p.Local, mac, 9999)
+			fdb := WatchFDB(t, p.Peer, mac)
 			res, stderr, code := RunDrill(t, p.Bond, "--peer", p.Remote.String(), "--how", "active", "--direction", "rx",
 				"--hold", drillHold.String(), "--yes")
 			if code != 0 || res == nil {
@@ -247,6 +249,13 @@ func TestDrillSoftFailover(t *testing.T) {
 			// actions: all a switch could learn the move from.
 			for i, m := range ports {
 				t.Logf("frames from the bond's MAC on %s from the failover to the failback: %q", p.Far[i], m.Between(fo.ActionTime, fb.ActionTime))
+			}
+			t.Logf("the bridge's table for the bond's MAC, from the failover on: %q", fdb.Changes(fo.ActionTime))
+			// The scene holds only while the bridge knows the bond's MAC:
+			// an entry aged out (10 s without a frame from the host)
+			// floods the peer's datagrams to both ports.
+			if w := fdb.Where(fo.ActionTime, fb.ActionTime); slices.Contains(w, "none") {
+				t.Errorf("the bridge forgot the bond's MAC during the hold (%q): it flooded, the scene is void", w)
 			}
 			for _, f := range ports[1].Between(fo.ActionTime, fb.ActionTime) {
 				if garp == "0" || !(strings.HasSuffix(f, "ARP op 1") || strings.HasSuffix(f, "ICMPv6 type 136")) {
@@ -296,14 +305,10 @@ func TestDrillSoftFailover(t *testing.T) {
 					t.Errorf("without GARP the independent receiver's outage was %.1f ms, want the hold (%.0f to %.0f ms) within 10 %%", indepMs, minHeld, maxHeld)
 				}
 				// The drill's failover gap runs open to the failback's
-				// action; the silence goes on in the failback phase until
-				// the first datagram after it.
-				total := rx
-				if fo.GapRxOpen {
-					total += msOf(fb.GapRxMs)
-				}
-				if total < 0.9*minHeld || total > 1.1*maxHeld {
-					t.Errorf("without GARP the drill's rx gap was %.1f ms (%.1f ms with the failback's), want the hold (%.0f to %.0f ms) within 10 %%", rx, total, minHeld, maxHeld)
+				// action (the failback phase's own gap, from then to the
+				// first datagram, holds any pause of bondtop serve's).
+				if !fo.GapRxOpen || rx < 0.9*minHeld || rx > 1.1*maxHeld {
+					t.Errorf("without GARP the drill's rx gap was %.1f ms (open %v), want the hold (%.0f to %.0f ms) within 10 %%, open to the failback", rx, fo.GapRxOpen, minHeld, maxHeld)
 				}
 				f := FindingWith(res, "num_grat_arp", "num_unsol_na", fmt.Sprintf("rx gap %.0f ms", rx))
 				if f == "" {
@@ -317,13 +322,17 @@ func TestDrillSoftFailover(t *testing.T) {
 				// which a loaded machine leaves idle for up to seconds: a
 				// sender pause inside the outage lengthens it on the
 				// sender's clock, and is not the bond's.
-				if indepMs >= 100+stall {
-					t.Errorf("with num_grat_arp 1 the independent receiver's outage was %.1f ms, want under 100 (and its sender's own pause, %.1f ms)", indepMs, stall)
+				// And the outage cannot end before the gratuitous ARP left:
+				// a kernel on starved emulated CPUs sends it late (on a
+				// real host within milliseconds of the move).
+				late := max(msOf(fo.GARP.FirstMs), 0)
+				if indepMs >= 100+stall+late {
+					t.Errorf("with num_grat_arp 1 the independent receiver's outage was %.1f ms, want under 100 (and its sender's own pause, %.1f ms, and the GARP's %.1f ms after the move)", indepMs, stall, late)
 				}
 				// The drill times the silence this host received: the
 				// time bondtop serve spent not sending is in it.
-				if rx >= 100+peerStall {
-					t.Errorf("with num_grat_arp 1 the drill's rx gap was %.1f ms, want under 100 (and bondtop serve's own longest pause, %.1f ms)", rx, peerStall)
+				if rx >= 100+peerStall+late {
+					t.Errorf("with num_grat_arp 1 the drill's rx gap was %.1f ms, want under 100 (and bondtop serve's own longest pause, %.1f ms, and the GARP's %.1f ms after the move)", rx, peerStall, late)
 				}
 				if fo.GARP.Count != 1 {
 					t.Errorf("num_grat_arp 1, %d GARPs counted", fo.GARP.Count)
