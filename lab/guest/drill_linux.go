@@ -738,3 +738,86 @@ func (w *FDBWatch) Changes(from time.Time) []string {
 	}
 	return out
 }
+
+// RxCounters samples interfaces' rx_packets every 50 ms, for the log: by
+// which slave the host's traffic came in.
+type RxCounters struct {
+	mu      sync.Mutex
+	samples []rxSample
+	stop    chan struct{}
+	done    chan struct{}
+}
+
+type rxSample struct {
+	at time.Time
+	rx []uint64
+}
+
+// WatchRx starts sampling ifaces (in the root namespace's sysfs).
+func WatchRx(t testing.TB, ifaces ...string) *RxCounters {
+	t.Helper()
+	w := &RxCounters{stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(w.done)
+		for {
+			s := rxSample{at: time.Now()}
+			for _, i := range ifaces {
+				b, _ := os.ReadFile("/sys/class/net/" + i + "/statistics/rx_packets")
+				var v uint64
+				fmt.Sscan(strings.TrimSpace(string(b)), &v)
+				s.rx = append(s.rx, v)
+			}
+			w.mu.Lock()
+			w.samples = append(w.samples, s)
+			w.mu.Unlock()
+			select {
+			case <-w.stop:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		close(w.stop)
+		<-w.done
+	})
+	return w
+}
+
+// Delta is each interface's packets received between the first sample
+// at or after from and the last before to.
+func (w *RxCounters) Delta(from, to time.Time) []uint64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var a, b *rxSample
+	for i := range w.samples {
+		s := &w.samples[i]
+		if a == nil && !s.at.Before(from) {
+			a = s
+		}
+		if s.at.Before(to) {
+			b = s
+		}
+	}
+	if a == nil || b == nil {
+		return nil
+	}
+	out := make([]uint64, len(a.rx))
+	for i := range a.rx {
+		out[i] = b.rx[i] - a.rx[i]
+	}
+	return out
+}
+
+// Arrivals counts the datagrams that arrived in [from, to).
+func (h *HostDatagrams) Arrivals(from, to time.Time) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for _, a := range h.got {
+		if !a.at.Before(from) && a.at.Before(to) {
+			n++
+		}
+	}
+	return n
+}

@@ -237,6 +237,7 @@ func TestDrillSoftFailover(t *testing.T) {
 			// bondtop serve's own sending, as it leaves br0.
 			peer := ListenArrivalsExcept(t, p.Peer, "br0", p.Local, mac, 9999)
 			fdb := WatchFDB(t, p.Peer, mac)
+			rxc := WatchRx(t, p.Slaves...)
 			res, stderr, code := RunDrill(t, p.Bond, "--peer", p.Remote.String(), "--how", "active", "--direction", "rx",
 				"--hold", drillHold.String(), "--yes")
 			if code != 0 || res == nil {
@@ -251,6 +252,8 @@ func TestDrillSoftFailover(t *testing.T) {
 				t.Logf("frames from the bond's MAC on %s from the failover to the failback: %q", p.Far[i], m.Between(fo.ActionTime, fb.ActionTime))
 			}
 			t.Logf("the bridge's table for the bond's MAC, from the failover on: %q", fdb.Changes(fo.ActionTime))
+			mid0, mid1 := fo.ActionTime.Add(500*time.Millisecond), fb.ActionTime.Add(-200*time.Millisecond)
+			t.Logf("mid-hold: packets received by %v %v; the independent receiver got %d datagrams", p.Slaves, rxc.Delta(mid0, mid1), host.Arrivals(mid0, mid1))
 			// The scene holds only while the bridge knows the bond's MAC:
 			// an entry aged out (10 s without a frame from the host)
 			// floods the peer's datagrams to both ports.
