@@ -282,8 +282,18 @@ func TestDrillSoftFailover(t *testing.T) {
 			// The receiver's outage is reckoned on its sender's clock:
 			// both ends share the VM's emulated CPUs, and a sender they
 			// run late (by up to a second on a loaded machine) is a
-			// silence the bond did not cause.
-			outage := host.Outage(from, to)
+			// silence the bond did not cause. It spans the datagrams
+			// around the hold: from 2 s before the failover to 100 that
+			// came after the failback (a starved sender may need seconds
+			// for them).
+			Eventually(t, 20*time.Second, "100 of the independent datagrams after the failback", func() (bool, string) {
+				n := host.Arrivals(fb.ActionTime, time.Now().Add(time.Hour))
+				return n >= 100, fmt.Sprint(n)
+			})
+			if n := host.Arrivals(fo.ActionTime.Add(-2*time.Second), fo.ActionTime); n == 0 {
+				t.Fatalf("the independent receiver got nothing in the 2 s before the failover")
+			}
+			outage := host.Outage(fo.ActionTime.Add(-2*time.Second), time.Now())
 			indepMs := float64(outage.Microseconds()) / 1000
 			silence, _ := host.LongestGap(from, to)
 			stall := float64(host.SendStall(from, to).Microseconds()) / 1000
