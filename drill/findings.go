@@ -36,7 +36,7 @@ func findings(p *Plan, r *Result) []string {
 		switch {
 		case silent && val(ph.GapRxMs) > longGapMs:
 			// named above, with the gap
-		case silent && r.Direction != RX && ph.ActiveMs != nil:
+		case silent && p.How == Active && r.Direction != RX && ph.ActiveMs != nil:
 			out = append(out, fmt.Sprintf("no gratuitous ARP or unsolicited NA left on the %s (%s): the datagrams this host sent taught the switch the new port, so the rx gap %s is what a host that sends sees; one that mostly receives waits for the switch's MAC table to age: --direction rx measures that",
 				failoverWords(p), peerNotifWords(s), ms(ph.GapRxMs)))
 		case ph.ActiveMs != nil && s.NumPeerNotif > 0 && !notified:

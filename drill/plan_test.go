@@ -97,3 +97,18 @@ func TestOptionsValidate(t *testing.T) {
 		}
 	}
 }
+
+// The plan of a --direction rx drill says the host stays silent; the
+// others' do not.
+func TestDescribeQuiet(t *testing.T) {
+	p := &Plan{Bond: "bond0", Mode: "active-backup", Slave: "a0", How: Active, NewActive: "a1", Hold: 3 * time.Second}
+	for _, c := range []struct {
+		dir  Direction
+		want bool
+	}{{RX, true}, {Both, false}, {TX, false}} {
+		d := &Drill{Plan: p, opts: Options{Direction: c.dir, Rate: 1000, StateDir: DefaultStateDir}}
+		if got := strings.Contains(d.Describe(), "this host sends nothing of its own"); got != c.want {
+			t.Errorf("--direction %s: quiet line %v, want %v:\n%s", c.dir, got, c.want, d.Describe())
+		}
+	}
+}

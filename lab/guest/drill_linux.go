@@ -662,3 +662,162 @@ func (m *MACFrames) WaitQuiet(t testing.TB, quiet, limit time.Duration) {
 		return time.Since(last.at) >= quiet, last.what
 	})
 }
+
+// FDBWatch samples where the bridge's forwarding table puts one MAC
+// (which port, or none: the bridge floods), for the log: what the switch
+// believed during a drill.
+type FDBWatch struct {
+	mu    sync.Mutex
+	notes []frameNote
+	stop  chan struct{}
+	done  chan struct{}
+}
+
+// WatchFDB samples the peer bridge's entry for mac every 50 ms.
+func WatchFDB(t testing.TB, ns *NS, mac net.HardwareAddr) *FDBWatch {
+	t.Helper()
+	w := &FDBWatch{stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(w.done)
+		last := "?"
+		for {
+			port := "none"
+			if neighs, err := ns.NL.NeighList(0, unix.AF_BRIDGE); err == nil {
+				for _, n := range neighs {
+					if bytes.Equal(n.HardwareAddr, mac) && n.Flags&netlink.NTF_SELF == 0 {
+						if l, err := ns.NL.LinkByIndex(n.LinkIndex); err == nil {
+							port = l.Attrs().Name
+						}
+					}
+				}
+			} else {
+				port = "error: " + err.Error()
+			}
+			if port != last {
+				last = port
+				w.mu.Lock()
+				w.notes = append(w.notes, frameNote{time.Now(), port})
+				w.mu.Unlock()
+			}
+			select {
+			case <-w.stop:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		close(w.stop)
+		<-w.done
+	})
+	return w
+}
+
+// Where lists where the bridge had the MAC in [from, to): the entry at
+// from, then each change.
+func (w *FDBWatch) Where(from, to time.Time) []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []string
+	for i, n := range w.notes {
+		if n.at.Before(to) && (!n.at.Before(from) || i == len(w.notes)-1 || !w.notes[i+1].at.Before(from)) {
+			out = append(out, n.what)
+		}
+	}
+	return out
+}
+
+// Changes lists where the bridge had the MAC from from on, with the time
+// after from each change was seen.
+func (w *FDBWatch) Changes(from time.Time) []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []string
+	for _, n := range w.notes {
+		out = append(out, fmt.Sprintf("%+.0fms %s", float64(n.at.Sub(from).Microseconds())/1000, n.what))
+	}
+	return out
+}
+
+// RxCounters samples interfaces' rx_packets every 50 ms, for the log: by
+// which slave the host's traffic came in.
+type RxCounters struct {
+	mu      sync.Mutex
+	samples []rxSample
+	stop    chan struct{}
+	done    chan struct{}
+}
+
+type rxSample struct {
+	at time.Time
+	rx []uint64
+}
+
+// WatchRx starts sampling ifaces (in the root namespace's sysfs).
+func WatchRx(t testing.TB, ifaces ...string) *RxCounters {
+	t.Helper()
+	w := &RxCounters{stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(w.done)
+		for {
+			s := rxSample{at: time.Now()}
+			for _, i := range ifaces {
+				b, _ := os.ReadFile("/sys/class/net/" + i + "/statistics/rx_packets")
+				var v uint64
+				fmt.Sscan(strings.TrimSpace(string(b)), &v)
+				s.rx = append(s.rx, v)
+			}
+			w.mu.Lock()
+			w.samples = append(w.samples, s)
+			w.mu.Unlock()
+			select {
+			case <-w.stop:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		close(w.stop)
+		<-w.done
+	})
+	return w
+}
+
+// Delta is each interface's packets received between the first sample
+// at or after from and the last before to.
+func (w *RxCounters) Delta(from, to time.Time) []uint64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var a, b *rxSample
+	for i := range w.samples {
+		s := &w.samples[i]
+		if a == nil && !s.at.Before(from) {
+			a = s
+		}
+		if s.at.Before(to) {
+			b = s
+		}
+	}
+	if a == nil || b == nil {
+		return nil
+	}
+	out := make([]uint64, len(a.rx))
+	for i := range a.rx {
+		out[i] = b.rx[i] - a.rx[i]
+	}
+	return out
+}
+
+// Arrivals counts the datagrams that arrived in [from, to).
+func (h *HostDatagrams) Arrivals(from, to time.Time) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for _, a := range h.got {
+		if !a.at.Before(from) && a.at.Before(to) {
+			n++
+		}
+	}
+	return n
+}
