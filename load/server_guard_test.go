@@ -385,36 +385,65 @@ func TestServerMaxRate(t *testing.T) {
 	if err == nil || !strings.Contains(out, "server limit") {
 		t.Errorf("2 streams at 30M under a 40M cap: %v\n%s\nwant the server's refusal", err, out)
 	}
-	start := time.Now()
-	out, err = runIperf3Client(t, port, "-u", "-b", "0", "-t", "20")
-	if err == nil || !strings.Contains(out, "server limit") {
-		t.Errorf("UDP without a rate: %v\n%s\nwant the test ended by the server's limit", err, out)
+	// UDP as fast as the client can (-b 0): no server paces datagrams
+	// it receives, so the test is refused before a datagram, short or
+	// long, one stream or several.
+	for _, args := range [][]string{{"-t", "1"}, {"-t", "20"}, {"-t", "1", "-P", "4"}, {"-t", "1", "--bidir"}} {
+		start := time.Now()
+		out, err = runIperf3Client(t, port, append([]string{"-u", "-b", "0"}, args...)...)
+		if err == nil || !strings.Contains(out, "server limit") {
+			t.Errorf("UDP -b 0 %v: %v\n%s\nwant the server's refusal", args, err, out)
+		}
+		if took := time.Since(start); took > 5*time.Second {
+			t.Errorf("UDP -b 0 %v: refused after %v", args, took)
+		}
 	}
-	if took := time.Since(start); took > 8*time.Second {
-		t.Errorf("UDP above the cap ran %v before it was stopped", took)
+	// Where the server sends (-R -b 0) it paces at the cap; a client
+	// asking for a rate under it runs.
+	for _, args := range [][]string{{"-u", "-R", "-b", "0", "-t", "2"}, {"-u", "-b", "30M", "-t", "2"}} {
+		out, err := runIperf3Client(t, port, append(args, "-J")...)
+		if err != nil {
+			t.Fatalf("iperf3 %v: %v\n%s", args, err, out)
+		}
+		var r struct {
+			End struct {
+				Sum struct {
+					Bytes   num `json:"bytes"`
+					Seconds num `json:"seconds"`
+				} `json:"sum"`
+			} `json:"end"`
+		}
+		if err := decodeLenient([]byte(out), &r); err != nil {
+			t.Fatal(err)
+		}
+		got := float64(r.End.Sum.Bytes) * 8 / max(float64(r.End.Sum.Seconds), 1e-9)
+		t.Logf("iperf3 %v under --max-rate 40M: %.1f Mbit/s", args, got/1e6)
+		if got > limit*1.05 || got < 20e6 {
+			t.Errorf("iperf3 %v: %.1f Mbit/s, want at most 40", args, got/1e6)
+		}
 	}
-	if log.countAtLeast("--max-rate", 2) < 2 {
-		t.Error("the refusal and the stop were not logged")
+	if log.countAtLeast("--max-rate", 5) < 5 {
+		t.Error("the refusals were not logged")
 	}
 }
 
 // The cap's check: at the cap nothing is said; a tenth above the slack
-// over the window is; before a whole window nothing is judged.
+// over the window is; a client far above it is judged at the first
+// check, one a little above once the burst allowance is spent.
 func TestRateWindow(t *testing.T) {
 	const limit = 80e6 // 10 MB/s
 	t0 := time.Unix(1000, 0)
 	for _, tc := range []struct {
 		perSecond float64 // bytes
 		over      bool
-	}{{10e6, false}, {10.5e6, false}, {12e6, true}, {0, false}} {
+		firstBy   int // the check that must judge it, at the latest
+	}{{10e6, false, 0}, {10.5e6, false, 0}, {12e6, true, 16}, {0, false, 0}, {3e9, true, 1}, {40e6, true, 1}} {
 		w := rateWindow{limit: limit, slack: 64 << 10}
 		var total uint64
 		var over float64
-		for i := range 17 { // 4 s at 250 ms
+		i := 0
+		for ; i < 17; i++ { // 4 s at 250 ms
 			over = w.add(t0.Add(time.Duration(i)*250*time.Millisecond), total)
-			if i < 8 && over > 0 {
-				t.Fatalf("%v B/s: judged before a whole window", tc.perSecond)
-			}
 			if over > 0 {
 				break
 			}
@@ -422,6 +451,9 @@ func TestRateWindow(t *testing.T) {
 		}
 		if (over > 0) != tc.over {
 			t.Errorf("%v B/s under a 10 MB/s cap: over %v, want %v", tc.perSecond, over, tc.over)
+		}
+		if tc.over && i > tc.firstBy {
+			t.Errorf("%v B/s under a 10 MB/s cap: judged at check %d, want by %d", tc.perSecond, i, tc.firstBy)
 		}
 		if len(w.at) > 10 {
 			t.Errorf("the window keeps %d samples", len(w.at))

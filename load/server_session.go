@@ -235,9 +235,18 @@ func (t *serverTest) accept(p *peerParams) error {
 		return &refusal{code: ieBlockSize, what: fmt.Sprintf("blocks of %d bytes asked for", t.block)}
 	}
 	if t.udp && t.rate == 0 {
-		// iperf3 clients always send UDP's rate; an absent one is
-		// iperf3's default.
-		t.rate = defaultUDPRate
+		// iperf3 sends UDP's rate unless it is -b 0: as fast as the
+		// client can. No server can pace datagrams a client sends, so
+		// under --max-rate that test is refused, and where only this
+		// server sends it sends at the cap; without a cap, at iperf3's
+		// default.
+		switch {
+		case t.srv.MaxRate > 0 && t.direction != Receive:
+			return &refusal{code: ieTotalRate, what: fmt.Sprintf("UDP without a rate (-b 0) asked for; this server allows at most %s per test (--max-rate): give -b",
+				formatRate(float64(t.srv.MaxRate)))}
+		case t.srv.MaxRate == 0:
+			t.rate = defaultUDPRate
+		}
 	}
 	return t.capRate()
 }
