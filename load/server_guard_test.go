@@ -96,7 +96,9 @@ func (l *lineLog) count(sub string) int {
 // test runs.
 func TestServerBoundsPendingConnections(t *testing.T) {
 	var log lineLog
-	srv := &Server{MaxPending: 20, MaxPendingPerSource: 5, Logf: log.logf}
+	// Places are held longer than the test takes (the hello timeout is
+	// tested on its own).
+	srv := &Server{MaxPending: 20, MaxPendingPerSource: 5, HelloTimeout: time.Minute, Logf: log.logf}
 	port := startServer(t, srv)
 	var held []net.Conn
 	for i := range 5 {
@@ -123,8 +125,20 @@ func TestServerBoundsPendingConnections(t *testing.T) {
 			t.Fatalf("connection %d from %s closed below the bounds", i+1, c.LocalAddr())
 		}
 	}
+	// All 20 places are taken: the first from 127.0.0.5 takes the
+	// oldest place of an address holding most (127.0.0.1's first), and
+	// once every address holds as many, the next is refused.
+	if c := dialFrom(t, "127.0.0.5", port); !heldOpen(c) {
+		t.Fatal("21st connection (bound 20, first from 127.0.0.5) was refused, not given a place")
+	}
+	if err := closedAtOnce(held[0]); err != nil {
+		t.Fatalf("the oldest place of 127.0.0.1 was not given up: %v", err)
+	}
+	for range 3 {
+		held = append(held, dialFrom(t, "127.0.0.5", port))
+	}
 	if err := closedAtOnce(dialFrom(t, "127.0.0.5", port)); err != nil {
-		t.Fatalf("21st connection (bound 20, first from 127.0.0.5): %v", err)
+		t.Fatalf("a 5th from 127.0.0.5, every address holding 4: %v", err)
 	}
 	// A burst of refusals: the log gets a bounded number of lines.
 	for range 100 {
@@ -184,14 +198,14 @@ func TestAllowed(t *testing.T) {
 func TestPendingGateIPv6Prefix(t *testing.T) {
 	g := &pendingGate{max: 10, perSource: 2}
 	for _, a := range []string{"2001:db8::1", "2001:db8::2"} {
-		if r, why := g.take(netip.MustParseAddr(a)); r == nil {
+		if r, why := g.take(netip.MustParseAddr(a), nil); r == nil {
 			t.Fatalf("%s: %s", a, why)
 		}
 	}
-	if r, _ := g.take(netip.MustParseAddr("2001:db8::ffff:3")); r != nil {
+	if r, _ := g.take(netip.MustParseAddr("2001:db8::ffff:3"), nil); r != nil {
 		t.Error("a third address of one /64 passed a bound of 2")
 	}
-	r, why := g.take(netip.MustParseAddr("2001:db8:0:1::1"))
+	r, why := g.take(netip.MustParseAddr("2001:db8:0:1::1"), nil)
 	if r == nil {
 		t.Fatalf("another /64: %s", why)
 	}
@@ -460,3 +474,47 @@ func TestRateWindow(t *testing.T) {
 		}
 	}
 }
+
+// The places are shared fairly: with all of them taken, a source with
+// fewer takes the oldest place of the source holding most; sources
+// holding as many as each other keep theirs.
+func TestPendingGateFair(t *testing.T) {
+	g := &pendingGate{max: 6, perSource: 4}
+	var closed []string
+	closer := func(name string) io.Closer {
+		return closerFunc(func() error { closed = append(closed, name); return nil })
+	}
+	a, b, c := netip.MustParseAddr("10.0.0.1"), netip.MustParseAddr("10.0.0.2"), netip.MustParseAddr("10.0.0.3")
+	for i := range 4 {
+		if r, why := g.take(a, closer(fmt.Sprintf("a%d", i))); r == nil {
+			t.Fatalf("a%d: %s", i, why)
+		}
+	}
+	if r, _ := g.take(a, nil); r != nil {
+		t.Fatal("a 5th from one source passed its bound of 4")
+	}
+	rb, _ := g.take(b, closer("b0"))
+	g.take(b, closer("b1"))
+	// Full (a 4, b 2): c takes a0's place, then a1's; then every source
+	// holds 2 and a fourth from c is refused.
+	for i := range 2 {
+		if r, why := g.take(c, closer(fmt.Sprintf("c%d", i))); r == nil {
+			t.Fatalf("c%d: %s", i, why)
+		}
+	}
+	if want := []string{"a0", "a1"}; fmt.Sprint(closed) != fmt.Sprint(want) {
+		t.Errorf("closed %v, want %v", closed, want)
+	}
+	if r, why := g.take(c, nil); r != nil || !strings.Contains(why, "from 3 addresses") {
+		t.Errorf("c2 with every source at 2: %q", why)
+	}
+	rb()
+	rb()
+	if g.total != 5 || len(g.bySource[b]) != 1 {
+		t.Errorf("after b0 left: total %d, b %d", g.total, len(g.bySource[b]))
+	}
+}
+
+type closerFunc func() error
+
+func (f closerFunc) Close() error { return f() }

@@ -54,6 +54,10 @@ type serverTest struct {
 	// client, and gone closed once the server is free of the test.
 	finishing atomic.Bool
 	gone      chan struct{}
+	// paramsIn is closed once the client's parameters were read: until
+	// then the test may be a silent client's, which a new client waits
+	// out (the hello timeout) rather than be told the server is busy.
+	paramsIn chan struct{}
 
 	streams []*stream
 	omitted []uint64 // bytes counted before the omit period ended
@@ -71,6 +75,17 @@ func newServerTest(srv *Server, c net.Conn, cookie [cookieSize]byte, local net.A
 		cookie:   cookie,
 		incoming: make(chan *stream, 2*MaxStreams),
 		gone:     make(chan struct{}),
+		paramsIn: make(chan struct{}),
+	}
+}
+
+// hasParams says whether the client's parameters were read.
+func (t *serverTest) hasParams() bool {
+	select {
+	case <-t.paramsIn:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -162,10 +177,16 @@ func (t *serverTest) session(ctx context.Context) error {
 	if err := t.ctl.writeState(stParamExchange); err != nil {
 		return err
 	}
+	// The parameters follow PARAM_EXCHANGE at once from a real client;
+	// a silent one holds the test slot for the hello timeout only.
 	var p peerParams
-	if err := t.ctl.readJSON(&p); err != nil {
+	t.ctl.timeout = t.srv.helloTimeout()
+	err := t.ctl.readJSON(&p)
+	t.ctl.timeout = t.srv.stepTimeout()
+	if err != nil {
 		return &refusal{code: ieRecvParams, what: "reading the parameters: " + err.Error()}
 	}
+	close(t.paramsIn)
 	if err := t.accept(&p); err != nil {
 		return err
 	}
