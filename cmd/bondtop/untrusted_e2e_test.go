@@ -490,9 +490,9 @@ func TestEscapeNamesDashboardInTmux(t *testing.T) {
 	bin := binary(t)
 	dir := escapeTree(t)
 	p := newPane(t, 140, 40, fmt.Sprintf("%s --root %s --interval 200ms", bin, dir))
-	screen := p.waitText("[31m0", 15*time.Second)
+	p.waitText("[31m0", 15*time.Second)
 	time.Sleep(time.Second) // a few frames more
-	screen = p.screen()
+	screen := p.screen()
 	if title := strings.TrimSpace(p.tmux("display-message", "-p", "-t", "main", "#{pane_title}")); strings.Contains(title, "pwned") {
 		t.Errorf("a name set the pane's title to %q", title)
 	}
