@@ -54,9 +54,10 @@ type serverTest struct {
 	// client, and gone closed once the server is free of the test.
 	finishing atomic.Bool
 	gone      chan struct{}
-	// paramsIn is closed once the client's parameters were read: until
-	// then the test may be a silent client's, which a new client waits
-	// out (the hello timeout) rather than be told the server is busy.
+	// paramsIn is closed once the client's parameters were read and
+	// accepted: until then the test may be a silent client's (or one
+	// about to be refused), which a new client waits out (the hello
+	// timeout) rather than be told the server is busy.
 	paramsIn chan struct{}
 
 	streams []*stream
@@ -186,10 +187,10 @@ func (t *serverTest) session(ctx context.Context) error {
 	if err != nil {
 		return &refusal{code: ieRecvParams, what: "reading the parameters: " + err.Error()}
 	}
-	close(t.paramsIn)
 	if err := t.accept(&p); err != nil {
-		return err
+		return err // refused: a waiting client has the slot once it goes
 	}
+	close(t.paramsIn)
 	if t.udp {
 		if err := t.listenUDP(); err != nil {
 			return err
