@@ -3,10 +3,13 @@ package intent
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/bondtop/bondtop/internal/filekind"
 )
 
 // The directories each system's files are read from, relative to the
@@ -75,8 +78,14 @@ func (c *Config) readDir(fsys fs.FS, dir string, keep func(string) bool) []File 
 	return out
 }
 
+// maxConfigFile bounds one configuration file: real ones are a few kB.
+const maxConfigFile = 1 << 20
+
+// readFile reads one configuration file: a regular file (a FIFO would
+// block, a device never end; the type is checked before the open and on
+// the open file) of at most maxConfigFile bytes. Anything else is a note.
 func (c *Config) readFile(fsys fs.FS, name string) (File, bool) {
-	data, err := fs.ReadFile(fsys, name)
+	data, err := readRegular(fsys, name)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			c.note(name, err)
@@ -84,6 +93,44 @@ func (c *Config) readFile(fsys fs.FS, name string) (File, bool) {
 		return File{}, false
 	}
 	return File{Path: "/" + name, Data: data}, true
+}
+
+func readRegular(fsys fs.FS, name string) ([]byte, error) {
+	regular := func(st fs.FileInfo) error {
+		switch {
+		case !st.Mode().IsRegular():
+			return &fs.PathError{Op: "read", Path: name, Err: fmt.Errorf("not a regular file (%s)", filekind.Of(st.Mode()))}
+		case st.Size() > maxConfigFile:
+			return &fs.PathError{Op: "read", Path: name, Err: fmt.Errorf("over %d bytes", maxConfigFile)}
+		}
+		return nil
+	}
+	st, err := fs.Stat(fsys, name)
+	if err != nil {
+		return nil, err
+	}
+	if err := regular(st); err != nil {
+		return nil, err
+	}
+	f, err := fsys.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st, err = f.Stat(); err != nil {
+		return nil, err
+	}
+	if err := regular(st); err != nil {
+		return nil, err
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxConfigFile+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxConfigFile {
+		return nil, &fs.PathError{Op: "read", Path: name, Err: fmt.Errorf("over %d bytes", maxConfigFile)}
+	}
+	return data, nil
 }
 
 func (c *Config) note(name string, err error) {

@@ -3,7 +3,10 @@ package intent
 import (
 	"io/fs"
 	"os"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -164,6 +167,41 @@ func TestCanonical(t *testing.T) {
 	} {
 		if got, err := Canonical(tc.opt, tc.in); err == nil {
 			t.Errorf("Canonical(%s, %q) = %q, want an error", tc.opt, tc.in, got)
+		}
+	}
+}
+
+// A configuration directory on the live host is root's, but a FIFO, a
+// link to the zero device or a huge file there must cost a note, never a
+// hang or the memory of the whole file; the good files beside them are
+// read.
+func TestReadHostileFiles(t *testing.T) {
+	root := t.TempDir()
+	dir := root + "/etc/netplan"
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(dir+"/01-good.yaml", []byte("network:\n  bonds:\n    bond0:\n      interfaces: [eth0, eth1]\n"), 0o644)
+	if err := syscall.Mkfifo(dir+"/02-fifo.yaml", 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Symlink("/dev/zero", dir+"/03-zero.yaml")
+	os.WriteFile(dir+"/04-huge.yaml", make([]byte, 2<<20), 0o644)
+	done := make(chan Config, 1)
+	go func() { done <- Read(os.DirFS(root)) }()
+	var c Config
+	select {
+	case c = <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("reading the configuration hangs")
+	}
+	if len(c.Bonds) != 1 || c.Bonds[0].Name != "bond0" || len(c.Bonds[0].Slaves) != 2 {
+		t.Errorf("bonds %+v", c.Bonds)
+	}
+	notes := strings.Join(c.Notes, "\n")
+	for _, want := range []string{"02-fifo.yaml: not read (not a regular file (a FIFO))", "03-zero.yaml: not read (not a regular file (a character device))", "04-huge.yaml: not read (over 1048576 bytes)"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes %q lack %q", notes, want)
 		}
 	}
 }

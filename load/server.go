@@ -1,6 +1,7 @@
 package load
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -40,7 +41,13 @@ type Server struct {
 	// MaxPending bounds connections waiting for their cookie
 	// (DefaultMaxPending when 0), MaxPendingPerSource those from one
 	// address (DefaultMaxPendingPerSource); the rest are closed at once.
+	// When all places are taken, a source with fewer takes the oldest
+	// place of the source with most: the places are shared fairly.
 	MaxPending, MaxPendingPerSource int
+	// HelloTimeout bounds the wait for a connection's cookie and for a
+	// new test's parameters (DefaultHelloTimeout when 0, at most
+	// StepTimeout).
+	HelloTimeout time.Duration
 	// Logf, when set, receives one line per test and per refusal;
 	// refusals and failed tests at a bounded rate.
 	Logf func(format string, args ...any)
@@ -114,7 +121,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			s.refusedf("refused %s: not in --allow", c.RemoteAddr())
 			continue
 		}
-		release, why := s.pending.take(from)
+		release, why := s.pending.take(from, c)
 		if release == nil {
 			c.Close()
 			s.refusedf("refused %s: %s", c.RemoteAddr(), why)
@@ -175,6 +182,10 @@ func (s *Server) refusedf(format string, args ...any) {
 	s.Logf(format, args...)
 }
 
+func (s *Server) helloTimeout() time.Duration {
+	return min(cmp.Or(s.HelloTimeout, DefaultHelloTimeout), s.stepTimeout())
+}
+
 func (s *Server) stepTimeout() time.Duration {
 	if s.StepTimeout > 0 {
 		return s.StepTimeout
@@ -206,7 +217,7 @@ func (s *Server) maxDuration() time.Duration {
 // silent connection holds nothing but itself and its place among the
 // pending ones, given back by release.
 func (s *Server) handle(ctx context.Context, c net.Conn, local net.Addr, seq uint64, release func()) {
-	c.SetDeadline(time.Now().Add(s.stepTimeout()))
+	c.SetDeadline(time.Now().Add(s.helloTimeout()))
 	var cookie [cookieSize]byte
 	_, err := io.ReadFull(c, cookie[:])
 	if err != nil || !validCookie(cookie[:]) {
@@ -241,17 +252,30 @@ func (s *Server) handle(ctx context.Context, c net.Conn, local net.Addr, seq uin
 func (s *Server) admit(ctx context.Context, c net.Conn, local net.Addr, cookie [cookieSize]byte, seq uint64) (*serverTest, bool) {
 	s.mu.Lock()
 	cur := s.cur
-	if cur != nil && cur.cookie != cookie && cur.finishing.Load() {
-		s.mu.Unlock()
-		select {
-		case <-cur.gone:
-		case <-time.After(s.stepTimeout()):
-		case <-ctx.Done():
-			c.Close()
-			return nil, false
+	if cur != nil && cur.cookie != cookie {
+		// Wait once for a test that is going (its results are out) or
+		// that may be a silent client's (no parameters yet), then decide.
+		var params <-chan struct{} // nil: wait for the test to go
+		var limit time.Duration
+		switch {
+		case cur.finishing.Load():
+			limit = s.stepTimeout()
+		case !cur.hasParams():
+			params, limit = cur.paramsIn, s.helloTimeout()+time.Second
 		}
-		s.mu.Lock()
-		cur = s.cur
+		if limit > 0 {
+			s.mu.Unlock()
+			select {
+			case <-cur.gone:
+			case <-params:
+			case <-time.After(limit):
+			case <-ctx.Done():
+				c.Close()
+				return nil, false
+			}
+			s.mu.Lock()
+			cur = s.cur
+		}
 	}
 	switch {
 	case cur != nil && cur.cookie == cookie:

@@ -3,9 +3,11 @@ package load
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/netip"
 	"os"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -25,6 +27,11 @@ const (
 	// for IPv6, where a host has many): iperf3 and bondtop's client
 	// connect their streams one after the other.
 	DefaultMaxPendingPerSource = 32
+	// DefaultHelloTimeout bounds the wait for a new connection's cookie
+	// and, once a control connection has the test slot, for its
+	// parameters: a real client sends both at once, and a silent one
+	// holds its place, or the slot, no longer than this.
+	DefaultHelloTimeout = 2 * time.Second
 )
 
 // sourceKey is the address a bound applies to: the address itself for
@@ -51,43 +58,84 @@ func remoteAddr(c net.Conn) netip.Addr {
 }
 
 // pendingGate counts connections waiting for their cookie (or, with
-// it, for the last test to go), in all and per source.
+// it, for the last test to go), in all and per source. The places are
+// shared fairly: when all are taken, a connection from a source holding
+// fewer than the source holding most takes the oldest place of that
+// one, whose connection is closed. So hosts holding silent connections
+// by the hundred cannot keep out one that has a test to run: each source
+// is sure of max divided by the number of sources waiting.
 type pendingGate struct {
 	max, perSource int
 
 	mu       sync.Mutex
 	total    int
-	bySource map[netip.Addr]int
+	bySource map[netip.Addr][]*pendingPlace // oldest first
 }
 
-// take admits a connection from a, or says which bound it would cross;
-// release gives the place back once the cookie has been read.
-func (g *pendingGate) take(a netip.Addr) (release func(), refused string) {
+// pendingPlace is one connection's place; evict closes the connection
+// when another source takes the place.
+type pendingPlace struct {
+	key   netip.Addr
+	evict io.Closer
+	gone  bool
+}
+
+// take admits a connection from a (closed through evict if its place is
+// taken from it), or says which bound it would cross; release gives the
+// place back once the cookie has been read (or the connection left).
+func (g *pendingGate) take(a netip.Addr, evict io.Closer) (release func(), refused string) {
 	k := sourceKey(a)
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	switch {
-	case g.total >= g.max:
-		return nil, fmt.Sprintf("%d connections are already waiting for their cookie", g.total)
-	case g.bySource[k] >= g.perSource:
-		return nil, fmt.Sprintf("%d connections from that address are already waiting for their cookie", g.bySource[k])
+	mine := len(g.bySource[k])
+	if mine >= g.perSource {
+		return nil, fmt.Sprintf("%d connections from that address are already waiting for their cookie", mine)
+	}
+	if g.total >= g.max {
+		var most netip.Addr
+		for src, places := range g.bySource {
+			if len(places) > len(g.bySource[most]) {
+				most = src
+			}
+		}
+		if len(g.bySource[most]) <= mine+1 {
+			return nil, fmt.Sprintf("%d connections are already waiting for their cookie, from %d addresses", g.total, len(g.bySource))
+		}
+		old := g.bySource[most][0]
+		g.drop(old)
+		if old.evict != nil {
+			old.evict.Close()
+		}
 	}
 	if g.bySource == nil {
-		g.bySource = make(map[netip.Addr]int)
+		g.bySource = make(map[netip.Addr][]*pendingPlace)
 	}
+	p := &pendingPlace{key: k, evict: evict}
 	g.total++
-	g.bySource[k]++
-	var once sync.Once
+	g.bySource[k] = append(g.bySource[k], p)
 	return func() {
-		once.Do(func() {
-			g.mu.Lock()
-			defer g.mu.Unlock()
-			g.total--
-			if g.bySource[k]--; g.bySource[k] <= 0 {
-				delete(g.bySource, k)
-			}
-		})
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		g.drop(p)
 	}, ""
+}
+
+// drop gives p's place back, once.
+func (g *pendingGate) drop(p *pendingPlace) {
+	if p.gone {
+		return
+	}
+	p.gone = true
+	g.total--
+	places := g.bySource[p.key]
+	if i := slices.Index(places, p); i >= 0 {
+		places = slices.Delete(places, i, i+1)
+	}
+	if len(places) == 0 {
+		delete(g.bySource, p.key)
+	} else {
+		g.bySource[p.key] = places
+	}
 }
 
 // allowed says whether the Allow list lets a in (every address when the

@@ -96,7 +96,9 @@ func (l *lineLog) count(sub string) int {
 // test runs.
 func TestServerBoundsPendingConnections(t *testing.T) {
 	var log lineLog
-	srv := &Server{MaxPending: 20, MaxPendingPerSource: 5, Logf: log.logf}
+	// Places are held longer than the test takes (the hello timeout is
+	// tested on its own).
+	srv := &Server{MaxPending: 20, MaxPendingPerSource: 5, HelloTimeout: time.Minute, Logf: log.logf}
 	port := startServer(t, srv)
 	var held []net.Conn
 	for i := range 5 {
@@ -123,8 +125,20 @@ func TestServerBoundsPendingConnections(t *testing.T) {
 			t.Fatalf("connection %d from %s closed below the bounds", i+1, c.LocalAddr())
 		}
 	}
+	// All 20 places are taken: the first from 127.0.0.5 takes the
+	// oldest place of an address holding most (127.0.0.1's first), and
+	// once every address holds as many, the next is refused.
+	if c := dialFrom(t, "127.0.0.5", port); !heldOpen(c) {
+		t.Fatal("21st connection (bound 20, first from 127.0.0.5) was refused, not given a place")
+	}
+	if err := closedAtOnce(held[0]); err != nil {
+		t.Fatalf("the oldest place of 127.0.0.1 was not given up: %v", err)
+	}
+	for range 3 {
+		held = append(held, dialFrom(t, "127.0.0.5", port))
+	}
 	if err := closedAtOnce(dialFrom(t, "127.0.0.5", port)); err != nil {
-		t.Fatalf("21st connection (bound 20, first from 127.0.0.5): %v", err)
+		t.Fatalf("a 5th from 127.0.0.5, every address holding 4: %v", err)
 	}
 	// A burst of refusals: the log gets a bounded number of lines.
 	for range 100 {
@@ -184,14 +198,14 @@ func TestAllowed(t *testing.T) {
 func TestPendingGateIPv6Prefix(t *testing.T) {
 	g := &pendingGate{max: 10, perSource: 2}
 	for _, a := range []string{"2001:db8::1", "2001:db8::2"} {
-		if r, why := g.take(netip.MustParseAddr(a)); r == nil {
+		if r, why := g.take(netip.MustParseAddr(a), nil); r == nil {
 			t.Fatalf("%s: %s", a, why)
 		}
 	}
-	if r, _ := g.take(netip.MustParseAddr("2001:db8::ffff:3")); r != nil {
+	if r, _ := g.take(netip.MustParseAddr("2001:db8::ffff:3"), nil); r != nil {
 		t.Error("a third address of one /64 passed a bound of 2")
 	}
-	r, why := g.take(netip.MustParseAddr("2001:db8:0:1::1"))
+	r, why := g.take(netip.MustParseAddr("2001:db8:0:1::1"), nil)
 	if r == nil {
 		t.Fatalf("another /64: %s", why)
 	}
@@ -385,36 +399,65 @@ func TestServerMaxRate(t *testing.T) {
 	if err == nil || !strings.Contains(out, "server limit") {
 		t.Errorf("2 streams at 30M under a 40M cap: %v\n%s\nwant the server's refusal", err, out)
 	}
-	start := time.Now()
-	out, err = runIperf3Client(t, port, "-u", "-b", "0", "-t", "20")
-	if err == nil || !strings.Contains(out, "server limit") {
-		t.Errorf("UDP without a rate: %v\n%s\nwant the test ended by the server's limit", err, out)
+	// UDP as fast as the client can (-b 0): no server paces datagrams
+	// it receives, so the test is refused before a datagram, short or
+	// long, one stream or several.
+	for _, args := range [][]string{{"-t", "1"}, {"-t", "20"}, {"-t", "1", "-P", "4"}, {"-t", "1", "--bidir"}} {
+		start := time.Now()
+		out, err = runIperf3Client(t, port, append([]string{"-u", "-b", "0"}, args...)...)
+		if err == nil || !strings.Contains(out, "server limit") {
+			t.Errorf("UDP -b 0 %v: %v\n%s\nwant the server's refusal", args, err, out)
+		}
+		if took := time.Since(start); took > 5*time.Second {
+			t.Errorf("UDP -b 0 %v: refused after %v", args, took)
+		}
 	}
-	if took := time.Since(start); took > 8*time.Second {
-		t.Errorf("UDP above the cap ran %v before it was stopped", took)
+	// Where the server sends (-R -b 0) it paces at the cap; a client
+	// asking for a rate under it runs.
+	for _, args := range [][]string{{"-u", "-R", "-b", "0", "-t", "2"}, {"-u", "-b", "30M", "-t", "2"}} {
+		out, err := runIperf3Client(t, port, append(args, "-J")...)
+		if err != nil {
+			t.Fatalf("iperf3 %v: %v\n%s", args, err, out)
+		}
+		var r struct {
+			End struct {
+				Sum struct {
+					Bytes   num `json:"bytes"`
+					Seconds num `json:"seconds"`
+				} `json:"sum"`
+			} `json:"end"`
+		}
+		if err := decodeLenient([]byte(out), &r); err != nil {
+			t.Fatal(err)
+		}
+		got := float64(r.End.Sum.Bytes) * 8 / max(float64(r.End.Sum.Seconds), 1e-9)
+		t.Logf("iperf3 %v under --max-rate 40M: %.1f Mbit/s", args, got/1e6)
+		if got > limit*1.05 || got < 20e6 {
+			t.Errorf("iperf3 %v: %.1f Mbit/s, want at most 40", args, got/1e6)
+		}
 	}
-	if log.countAtLeast("--max-rate", 2) < 2 {
-		t.Error("the refusal and the stop were not logged")
+	if log.countAtLeast("--max-rate", 5) < 5 {
+		t.Error("the refusals were not logged")
 	}
 }
 
 // The cap's check: at the cap nothing is said; a tenth above the slack
-// over the window is; before a whole window nothing is judged.
+// over the window is; a client far above it is judged at the first
+// check, one a little above once the burst allowance is spent.
 func TestRateWindow(t *testing.T) {
 	const limit = 80e6 // 10 MB/s
 	t0 := time.Unix(1000, 0)
 	for _, tc := range []struct {
 		perSecond float64 // bytes
 		over      bool
-	}{{10e6, false}, {10.5e6, false}, {12e6, true}, {0, false}} {
+		firstBy   int // the check that must judge it, at the latest
+	}{{10e6, false, 0}, {10.5e6, false, 0}, {12e6, true, 16}, {0, false, 0}, {3e9, true, 1}, {40e6, true, 1}} {
 		w := rateWindow{limit: limit, slack: 64 << 10}
 		var total uint64
 		var over float64
-		for i := range 17 { // 4 s at 250 ms
+		i := 0
+		for ; i < 17; i++ { // 4 s at 250 ms
 			over = w.add(t0.Add(time.Duration(i)*250*time.Millisecond), total)
-			if i < 8 && over > 0 {
-				t.Fatalf("%v B/s: judged before a whole window", tc.perSecond)
-			}
 			if over > 0 {
 				break
 			}
@@ -423,8 +466,55 @@ func TestRateWindow(t *testing.T) {
 		if (over > 0) != tc.over {
 			t.Errorf("%v B/s under a 10 MB/s cap: over %v, want %v", tc.perSecond, over, tc.over)
 		}
+		if tc.over && i > tc.firstBy {
+			t.Errorf("%v B/s under a 10 MB/s cap: judged at check %d, want by %d", tc.perSecond, i, tc.firstBy)
+		}
 		if len(w.at) > 10 {
 			t.Errorf("the window keeps %d samples", len(w.at))
 		}
 	}
 }
+
+// The places are shared fairly: with all of them taken, a source with
+// fewer takes the oldest place of the source holding most; sources
+// holding as many as each other keep theirs.
+func TestPendingGateFair(t *testing.T) {
+	g := &pendingGate{max: 6, perSource: 4}
+	var closed []string
+	closer := func(name string) io.Closer {
+		return closerFunc(func() error { closed = append(closed, name); return nil })
+	}
+	a, b, c := netip.MustParseAddr("10.0.0.1"), netip.MustParseAddr("10.0.0.2"), netip.MustParseAddr("10.0.0.3")
+	for i := range 4 {
+		if r, why := g.take(a, closer(fmt.Sprintf("a%d", i))); r == nil {
+			t.Fatalf("a%d: %s", i, why)
+		}
+	}
+	if r, _ := g.take(a, nil); r != nil {
+		t.Fatal("a 5th from one source passed its bound of 4")
+	}
+	rb, _ := g.take(b, closer("b0"))
+	g.take(b, closer("b1"))
+	// Full (a 4, b 2): c takes a0's place, then a1's; then every source
+	// holds 2 and a fourth from c is refused.
+	for i := range 2 {
+		if r, why := g.take(c, closer(fmt.Sprintf("c%d", i))); r == nil {
+			t.Fatalf("c%d: %s", i, why)
+		}
+	}
+	if want := []string{"a0", "a1"}; fmt.Sprint(closed) != fmt.Sprint(want) {
+		t.Errorf("closed %v, want %v", closed, want)
+	}
+	if r, why := g.take(c, nil); r != nil || !strings.Contains(why, "from 3 addresses") {
+		t.Errorf("c2 with every source at 2: %q", why)
+	}
+	rb()
+	rb()
+	if g.total != 5 || len(g.bySource[b]) != 1 {
+		t.Errorf("after b0 left: total %d, b %d", g.total, len(g.bySource[b]))
+	}
+}
+
+type closerFunc func() error
+
+func (f closerFunc) Close() error { return f() }

@@ -55,6 +55,7 @@ func (t *serverTest) runStreams(ctx context.Context) error {
 	unit := uint64(max(t.block, 1))
 	lastMoved, lastUnits := time.Now(), uint64(0)
 	rates := rateWindow{limit: t.streamCap * uint64(t.receivers()), slack: 2 * unit}
+	rates.add(time.Now(), t.received()) // judged from the first check on
 wait:
 	for {
 		select {
@@ -180,15 +181,20 @@ func (t *serverTest) receivers() int {
 }
 
 // rateCheckEvery is how often a capped test's received bytes are
-// checked, and rateWindowSpan how far back the check looks.
+// checked, and rateWindowSpan how far back the check looks. Over a span
+// shorter than the window (a test's first checks) rateBurst more at the
+// cap is allowed: a test of one second is judged too, from its first
+// check on, where a client that sends without pacing has sent the most.
 const (
 	rateCheckEvery = 250 * time.Millisecond
 	rateWindowSpan = 2 * time.Second
+	rateBurst      = 200 * time.Millisecond
 )
 
 // rateWindow tells whether what a test received over the last
-// rateWindowSpan exceeds its cap (with a tenth and slack bytes of
-// tolerance for bursts). A zero limit checks nothing.
+// rateWindowSpan exceeds its cap (with a tenth, or rateBurst at the cap
+// if more, and slack bytes of tolerance for bursts). A zero limit checks
+// nothing.
 type rateWindow struct {
 	limit uint64 // bit/s
 	slack uint64 // bytes
@@ -208,11 +214,11 @@ func (w *rateWindow) add(now time.Time, total uint64) float64 {
 		w.at, w.total = w.at[1:], w.total[1:]
 	}
 	span := now.Sub(w.at[0])
-	if span < rateWindowSpan {
+	if span < rateCheckEvery {
 		return 0
 	}
 	moved := total - w.total[0]
-	allowed := float64(w.limit)/8*span.Seconds()*1.1 + float64(w.slack)
+	allowed := float64(w.limit)/8*max(span.Seconds()*1.1, (span+rateBurst).Seconds()) + float64(w.slack)
 	if float64(moved) <= allowed {
 		return 0
 	}

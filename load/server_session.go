@@ -54,6 +54,11 @@ type serverTest struct {
 	// client, and gone closed once the server is free of the test.
 	finishing atomic.Bool
 	gone      chan struct{}
+	// paramsIn is closed once the client's parameters were read and
+	// accepted: until then the test may be a silent client's (or one
+	// about to be refused), which a new client waits out (the hello
+	// timeout) rather than be told the server is busy.
+	paramsIn chan struct{}
 
 	streams []*stream
 	omitted []uint64 // bytes counted before the omit period ended
@@ -71,6 +76,17 @@ func newServerTest(srv *Server, c net.Conn, cookie [cookieSize]byte, local net.A
 		cookie:   cookie,
 		incoming: make(chan *stream, 2*MaxStreams),
 		gone:     make(chan struct{}),
+		paramsIn: make(chan struct{}),
+	}
+}
+
+// hasParams says whether the client's parameters were read.
+func (t *serverTest) hasParams() bool {
+	select {
+	case <-t.paramsIn:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -162,13 +178,19 @@ func (t *serverTest) session(ctx context.Context) error {
 	if err := t.ctl.writeState(stParamExchange); err != nil {
 		return err
 	}
+	// The parameters follow PARAM_EXCHANGE at once from a real client;
+	// a silent one holds the test slot for the hello timeout only.
 	var p peerParams
-	if err := t.ctl.readJSON(&p); err != nil {
+	t.ctl.timeout = t.srv.helloTimeout()
+	err := t.ctl.readJSON(&p)
+	t.ctl.timeout = t.srv.stepTimeout()
+	if err != nil {
 		return &refusal{code: ieRecvParams, what: "reading the parameters: " + err.Error()}
 	}
 	if err := t.accept(&p); err != nil {
-		return err
+		return err // refused: a waiting client has the slot once it goes
 	}
+	close(t.paramsIn)
 	if t.udp {
 		if err := t.listenUDP(); err != nil {
 			return err
@@ -235,9 +257,18 @@ func (t *serverTest) accept(p *peerParams) error {
 		return &refusal{code: ieBlockSize, what: fmt.Sprintf("blocks of %d bytes asked for", t.block)}
 	}
 	if t.udp && t.rate == 0 {
-		// iperf3 clients always send UDP's rate; an absent one is
-		// iperf3's default.
-		t.rate = defaultUDPRate
+		// iperf3 sends UDP's rate unless it is -b 0: as fast as the
+		// client can. No server can pace datagrams a client sends, so
+		// under --max-rate that test is refused, and where only this
+		// server sends it sends at the cap; without a cap, at iperf3's
+		// default.
+		switch {
+		case t.srv.MaxRate > 0 && t.direction != Receive:
+			return &refusal{code: ieTotalRate, what: fmt.Sprintf("UDP without a rate (-b 0) asked for; this server allows at most %s per test (--max-rate): give -b",
+				formatRate(float64(t.srv.MaxRate)))}
+		case t.srv.MaxRate == 0:
+			t.rate = defaultUDPRate
+		}
 	}
 	return t.capRate()
 }

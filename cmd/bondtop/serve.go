@@ -38,8 +38,9 @@ Flags:
                        reaches the port.
   --max-rate RATE      at most RATE bit/s per test, all streams and both
                        directions together (K, M, G: 500M, 2.5G). A client
-                       asking for more is refused; one sending more is
-                       stopped with an error. Default: no cap.
+                       asking for more, or for UDP without a rate (-b 0),
+                       is refused; one sending more is stopped with an
+                       error. Default: no cap.
   --max-duration SEC   end any test after SEC seconds (default 3600)
 
 Anyone who reaches the port can make this host send and receive as much

@@ -244,6 +244,13 @@ func TestServeAllowAndMaxRate(t *testing.T) {
 	if got := r.End.SumReceived.BitsPerSecond; got > 31.5e6 || got < 15e6 {
 		t.Errorf("iperf3 -R under --max-rate 30M received %.1f Mbit/s", got/1e6)
 	}
+	// UDP as fast as the client can: refused before a datagram.
+	for _, args := range [][]string{{"-u", "-b", "0", "-t", "1"}, {"-u", "-b", "0", "-t", "1", "-P", "8"}} {
+		out, err := iperf3(t, port, args...)
+		if err == nil || !strings.Contains(out, "server limit") {
+			t.Errorf("iperf3 %v under --max-rate 30M: %v\n%s\nwant the refusal", args, err, out)
+		}
+	}
 	if !strings.Contains(c.output(), "127.0.0.2") || !strings.Contains(c.output(), "not in --allow") {
 		t.Error("the refusal was not logged")
 	}

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -478,4 +479,27 @@ func TestErrorsShowEscapes(t *testing.T) {
 			t.Errorf("%q: the value is not shown: %q", what, stderr)
 		}
 	}
+}
+
+// TestEscapeNamesDashboardInTmux: the dashboard on the same tree, in a
+// real terminal: the names' escapes change neither the pane's title nor
+// its contents (the screen-clearing one would wipe the table), and the
+// slaves are on the screen.
+func TestEscapeNamesDashboardInTmux(t *testing.T) {
+	needTmux(t)
+	bin := binary(t)
+	dir := escapeTree(t)
+	p := newPane(t, 140, 40, fmt.Sprintf("%s --root %s --interval 200ms", bin, dir))
+	p.waitText("[31m0", 15*time.Second)
+	time.Sleep(time.Second) // a few frames more
+	screen := p.screen()
+	if title := strings.TrimSpace(p.tmux("display-message", "-p", "-t", "main", "#{pane_title}")); strings.Contains(title, "pwned") {
+		t.Errorf("a name set the pane's title to %q", title)
+	}
+	for _, want := range []string{"eth", "2J1", "active-backup"} {
+		if !strings.Contains(screen, want) {
+			t.Errorf("%q is not on the screen:\n%s", want, screen)
+		}
+	}
+	checkNoEscapes(t, "dashboard", screen)
 }
