@@ -8,11 +8,11 @@
 #   make lab-fixtures  capture fixture trees from the lab (kernel $(LAB_FIXTURES_KERNEL)) into testdata/lab
 #   make ovs-fixtures  capture OVSDB and unixctl replies of a private, real OVS into ovs/testdata
 #   make fuzz        every parser's fuzz target, FUZZTIME each (default 60s)
-#   make bench       the benchmarks quoted in the README
+#   make bench       the benchmarks, with the allocation budgets (docs/performance.md)
 #   make generate    the flow meter's eBPF objects from C (needs clang, llvm)
 #   make check-generate  the committed eBPF objects are what generate makes
-#   make measure     the many-bonds table: the real binary on generated --root
-#                    trees against the floor (reading the same files)
+#   make measure     the dashboard beside bmon (needs tmux, bmon) and the many-bonds
+#                    table against the floor, in one run (docs/performance.md)
 
 GO          ?= go
 STATICCHECK_VERSION := v0.8.2
@@ -97,7 +97,7 @@ check-generate:
 	GO=$(GO) ./scripts/check-generate.sh
 
 measure: build
-	$(GO) run ./scripts/measure-bonds -bin bin/bondtop
+	./scripts/measure.sh bin/bondtop
 
 clean:
 	rm -rf bin

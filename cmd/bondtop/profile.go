@@ -17,7 +17,7 @@ const memProfileEvery = 10 * time.Second
 // BONDTOP_MEMPROFILE ask for: a CPU profile of the whole run, and a heap
 // profile of the running program (after a collection, rewritten every
 // memProfileEvery). They are for measuring the real binary where it runs
-// (the dashboard under tmux, see scripts/measure-top.sh), which a
+// (the dashboard under tmux, see scripts/measure.sh), which a
 // benchmark cannot reproduce: the terminal, tview's event loop, the Go
 // scheduler. The returned function ends the CPU profile.
 //
