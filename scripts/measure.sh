@@ -39,12 +39,18 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 [ -x "$BIN" ] || { echo "make measure: $BIN not built (make build)" >&2; exit 1; }
 
+# The terminal an admin has: UTF-8 (in a C locale the dashboard's
+# painter steps aside for tcell's ASCII fallbacks, docs/performance.md).
+export LC_ALL=C.UTF-8
 work=$(mktemp -d)
 session=measure-$$
+# A tmux server of its own, started with this environment: a server the
+# user already runs would give the panes its own.
+tmux() { command tmux -L "$session" "$@"; }
 tree_pids=()
 cleanup() {
     tmux kill-session -t "$session" 2>/dev/null || true
-    tmux kill-session -t "$session-keep" 2>/dev/null || true
+    tmux kill-server 2>/dev/null || true
     for p in "${tree_pids[@]}"; do kill "$p" 2>/dev/null || true; done
     rm -rf "$work"
 }
