@@ -109,11 +109,20 @@ func BenchmarkWindowFill(b *testing.B) {
 	for _, sz := range []struct{ bonds, slaves int }{{1, 4}, {4, 4}} {
 		b.Run(fmt.Sprintf("%dx%d", sz.bonds, sz.slaves), func(b *testing.B) {
 			fill := fullWindow(b, sz.bonds, sz.slaves)
-			b.ReportMetric(0, "budget-allocs/op")
+			// Over 30 s of ticks at once, so that an allocation once
+			// in a while shows too.
+			ticks := int(DefaultWindow / (100 * time.Millisecond))
+			steady := testing.AllocsPerRun(1, func() {
+				for range ticks {
+					fill()
+				}
+			}) / float64(ticks)
 			b.ReportAllocs()
 			for b.Loop() {
 				fill()
 			}
+			b.ReportMetric(steady, "steady-allocs/tick")
+			b.ReportMetric(0, "budget-allocs/tick")
 		})
 	}
 }
