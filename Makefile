@@ -9,11 +9,11 @@
 #   make ovs-fixtures  capture OVSDB and unixctl replies of a private, real OVS into ovs/testdata
 #   make fuzz        every parser's fuzz target, FUZZTIME each (default 60s)
 #   make fuzz-short  the untrusted-text targets (config readers, printable), 10s each; part of make test
-#   make bench       the benchmarks quoted in docs/performance.md
+#   make bench       the benchmarks, with the allocation budgets (docs/performance.md)
 #   make generate    the flow meter's eBPF objects from C (needs clang, llvm)
 #   make check-generate  the committed eBPF objects are what generate makes
-#   make measure     the many-bonds table: the real binary on generated --root
-#                    trees against the floor (reading the same files)
+#   make measure     the dashboard beside bmon (needs tmux, bmon) and the many-bonds
+#                    table against the floor, in one run (docs/performance.md)
 #   make package     .deb and .rpm for amd64 and arm64 into dist/ (PKGDIR=DIR elsewhere)
 
 GO          ?= go
@@ -107,7 +107,7 @@ check-generate:
 	GO=$(GO) ./scripts/check-generate.sh
 
 measure: build
-	$(GO) run ./scripts/measure-bonds -bin bin/bondtop
+	./scripts/measure.sh bin/bondtop
 
 # The packages: a static binary per architecture, then nfpm (a Go library,
 # its own module in scripts/package) puts it with the unit, the man page,

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -177,65 +176,54 @@ func (lt *liveTicker) tick() *Snapshot {
 	return snap
 }
 
-// TestLiveTickAllocs keeps a steady live tick at 100 ms (the build of a
-// 4-slave 802.3ad bond from its messages, procfs unchanged, the LACPDU
-// and carrier counters, rates, events), its snapshots handed back, at no
-// allocation, as a --root tick, counted over 4 s of ticks, four of which
-// read the LACPDU counters. It also checks that those are read once a
-// second.
-func TestLiveTickAllocs(t *testing.T) {
+// TestLiveTicksDoNotGrow: thousands of steady live ticks at 100 ms (the
+// build of a 4-slave 802.3ad bond from its messages, procfs unchanged,
+// the LACPDU and carrier counters, rates, events), their snapshots handed
+// back, hold no more memory than the first thousand: without root, with
+// sockets that hear LACPDUs and LLDP. The LACPDU counters are asked for
+// once a second.
+func TestLiveTicksDoNotGrow(t *testing.T) {
 	lt := newLiveTicker(t, false)
 	asked := lt.src.asked
-	got := testing.AllocsPerRun(40, func() { lt.tick() })
-	t.Logf("a steady live tick: %v allocations", got)
-	if got > 0 {
-		t.Errorf("a steady live tick allocates %v times, want none: see BenchmarkLiveTick and its -memprofile", got)
+	for range 40 {
+		lt.tick()
 	}
 	if n := lt.src.asked - asked; n < 4 || n > 5 {
-		t.Errorf("41 ticks at 100 ms asked for the LACPDU counters %d times, want 4 or 5 (once a second)", n)
+		t.Errorf("40 ticks at 100 ms asked for the LACPDU counters %d times, want 4 or 5 (once a second)", n)
 	}
 	snap := lt.tick()
 	sl := snap.Bonds[0].Slaves[0]
 	if sl.SwitchSide == nil || sl.LACPDU == nil || sl.Carrier == nil || sl.Carrier.Up != 1 || sl.TxBps == nil {
 		t.Fatalf("the tick lacks what it is counted with: %+v", sl)
 	}
+	checkNoGrowth(t, "live", func() { lt.tick() })
 
-	// Without root the snapshot carries a note saying what is not seen.
 	lt = newLiveTicker(t, false)
 	lt.src.capNetAdmin = false
-	lt.tick()
-	got = testing.AllocsPerRun(40, func() { lt.tick() })
-	t.Logf("without CAP_NET_ADMIN: %v allocations", got)
-	if got > 0 {
-		t.Errorf("a steady live tick without CAP_NET_ADMIN allocates %v times, want none", got)
-	}
 	if snap := lt.tick(); !snap.Unprivileged || len(snap.Notes) == 0 {
 		t.Fatalf("the tick without CAP_NET_ADMIN says nothing of it: %v", snap.Notes)
 	}
+	checkNoGrowth(t, "without CAP_NET_ADMIN", func() { lt.tick() })
 
-	// With packet sockets that hear the partner's LACPDUs and the
-	// switch's LLDP, the ages of both move every tick: every switch side
-	// is new, in the rooms of the snapshot handed back.
 	lt = newLiveTicker(t, true)
-	got = testing.AllocsPerRun(40, func() { lt.tick() })
-	t.Logf("with sockets that hear LACPDUs and LLDP: %v allocations", got)
-	if got > 0 {
-		t.Errorf("a steady live tick whose sockets hear LACPDUs and LLDP allocates %v times, want none", got)
-	}
 	if sl := lt.tick().Bonds[0].Slaves[0]; sl.LACPDU == nil || sl.LACPDU.PartnerView == nil || sl.LACPDU.LastRxAgeSeconds == nil ||
 		sl.Neighbor == nil || sl.Neighbor.AgeSeconds == 0 {
 		t.Fatalf("the tick lacks what the sockets heard: %+v, %+v", sl.LACPDU, sl.Neighbor)
 	}
+	checkNoGrowth(t, "sockets that hear LACPDUs and LLDP", func() { lt.tick() })
 }
 
-// BenchmarkLiveTick is TestLiveTickAllocs' tick: the Sampler over the
-// live source's build, at 100 ms.
+// BenchmarkLiveTick is a steady live tick: the Sampler over the live
+// source's build, at 100 ms, its snapshots handed back. Its budget is no
+// allocation.
 func BenchmarkLiveTick(b *testing.B) {
 	lt := newLiveTicker(b, false)
+	steady := steadyAllocs(func() { lt.tick() })
 	b.ReportAllocs()
 	for b.Loop() {
 		lt.tick()
 	}
+	reportBudget(b, steady, 0)
 }
 
 // slaveMeter is a flow meter on the builtLive's slaves (e1..e4, indexes 3
@@ -255,12 +243,11 @@ func (m *slaveMeter) Read() (flowmeter.Reading, error) {
 	return flowmeter.Reading{Source: flowmeter.SourceEBPF, SampleRate: 1, Flows: slices.Clone(m.flows), MapEntries: 2, MapSize: 1024}, nil
 }
 
-// TestLiveTickAllocsWithFlows: the dashboard on a live host also keeps a
-// flow table of its sockets (read every 3 s) and reads the flow meter
-// once a second; the ticks in between, its steady ticks, predict every
-// slave's traffic from the table and carry the meter's last traffic, and
-// allocate nothing. The median of 40 ticks, each counted on its own.
-func TestLiveTickAllocsWithFlows(t *testing.T) {
+// liveTickerWithFlows is the dashboard's tick on a live host: a flow
+// table of its sockets (read every 3 s) and the flow meter read once a
+// second; the ticks in between predict every slave's traffic from the
+// table and carry the meter's last traffic.
+func liveTickerWithFlows(tb testing.TB) *liveTicker {
 	meter := &slaveMeter{}
 	for i, slave := range []string{"e1", "e3"} {
 		f := udpFlow("eth0", flowmeter.Tx, uint16(40000+i), 0)
@@ -268,24 +255,32 @@ func TestLiveTickAllocsWithFlows(t *testing.T) {
 		meter.flows = append(meter.flows, f)
 	}
 	sockets := manySockets(20)
-	lt := newLiveTickerWith(t, true, func(o *Options) {
+	lt := newLiveTickerWith(tb, true, func(o *Options) {
 		o.Flows, o.Meter, o.MeterEvery = &staticFlows{sockets: sockets}, meter, DashboardMeterEvery
 	})
-	counts := make([]float64, 40)
-	var before, after runtime.MemStats
-	for i := range counts {
-		runtime.ReadMemStats(&before)
-		lt.tick()
-		runtime.ReadMemStats(&after)
-		counts[i] = float64(after.Mallocs - before.Mallocs)
-	}
-	slices.Sort(counts)
-	t.Logf("ticks with the flow table and the meter: median %v allocations, most %v", counts[len(counts)/2], counts[len(counts)-1])
-	if median := counts[len(counts)/2]; median > 0 {
-		t.Errorf("a steady live tick with the flow table and the meter allocates %v times (median of 40), want none", median)
-	}
 	sl := lt.tick().Bonds[0]
 	if sl.Flows == nil || sl.Measured == nil || sl.Slaves[0].Predicted == nil {
-		t.Fatalf("the tick lacks the flow table, the meter's traffic or the prediction: %+v", sl.Slaves[0])
+		tb.Fatalf("the tick lacks the flow table, the meter's traffic or the prediction: %+v", sl.Slaves[0])
 	}
+	return lt
+}
+
+// TestLiveTicksWithFlowsDoNotGrow: the dashboard's live tick with the
+// flow table and the meter holds no more memory over thousands of ticks.
+func TestLiveTicksWithFlowsDoNotGrow(t *testing.T) {
+	lt := liveTickerWithFlows(t)
+	checkNoGrowth(t, "flows and meter", func() { lt.tick() })
+}
+
+// BenchmarkLiveTickWithFlows is liveTickerWithFlows' tick. Its budget is
+// no allocation on the ticks between two reads of the table or the
+// meter (steady-allocs/tick, a median).
+func BenchmarkLiveTickWithFlows(b *testing.B) {
+	lt := liveTickerWithFlows(b)
+	steady := steadyAllocs(func() { lt.tick() })
+	b.ReportAllocs()
+	for b.Loop() {
+		lt.tick()
+	}
+	reportBudget(b, steady, 0)
 }

@@ -71,6 +71,7 @@ type rootFS struct {
 	// clock that says how long a directory has been unchanged.
 	kept      map[string]*keptDir
 	keptFiles int
+	keepLimit int // the cap of keptFiles, set when a first directory is kept
 	now       func() time.Time
 }
 

@@ -36,9 +36,33 @@ import (
 // advances every few milliseconds; a second is far beyond that.
 const keepQuiet = time.Second
 
-// maxKeptFiles bounds the descriptors kept open (64 bonds of 8 slaves
-// would keep 5,760): files beyond it are opened on each read as before.
-const maxKeptFiles = 512
+// Kept descriptors are bounded by what they cost. A file of a tree on a
+// disk or tmpfs (a copy of a host's /proc and /sys: what --root is for)
+// costs the kernel its open file, a few hundred bytes, so the files of
+// 64 bonds of 8 slaves (5,760) are all kept: reading them with one pread
+// each rather than open, fstat, read and close roughly halves the
+// dashboard's CPU at 1 s on such a tree (docs/performance.md). A sysfs
+// attribute kept open holds a page of the kernel's once read, so a tree
+// that is the live /sys keeps at most maxKeptSysfs of them; and no tree
+// takes more than half the process's descriptor limit (keepLimit), so
+// that the sockets and files of the rest of the program always open.
+const (
+	maxKeptFiles = 8192
+	maxKeptSysfs = 512
+)
+
+// sysfsMagic is the f_type statfs reports for sysfs.
+const sysfsMagic = 0x62656572
+
+// keepLimit is how many descriptors the kept files may take in all:
+// maxKeptFiles, or half the soft RLIMIT_NOFILE when that is lower.
+func keepLimit() int {
+	var rl unix.Rlimit
+	if unix.Getrlimit(unix.RLIMIT_NOFILE, &rl) != nil {
+		return maxKeptSysfs
+	}
+	return int(min(uint64(maxKeptFiles), rl.Cur/2))
+}
 
 // keptDir is one directory whose files are kept open.
 type keptDir struct {
@@ -46,6 +70,9 @@ type keptDir struct {
 	trusted bool // unchanged for keepQuiet: reads may use files
 	files   map[string]heldFD
 	seen    uint64 // the tick that last asked for it
+	// sysfs: the directory is on sysfs (its files are capped at
+	// maxKeptSysfs), as statfs said when it was first checked.
+	sysfs bool
 }
 
 // heldFD is a kept descriptor, and whether it is read with raw calls.
@@ -74,7 +101,10 @@ func (r *rootFS) keepDir(dir string, tick uint64) {
 		if r.kept == nil {
 			r.kept = make(map[string]*keptDir)
 		}
-		kd = &keptDir{files: make(map[string]heldFD)}
+		if r.keepLimit == 0 {
+			r.keepLimit = keepLimit()
+		}
+		kd = &keptDir{files: make(map[string]heldFD), sysfs: r.onSysfs(dir)}
 		r.kept[dir] = kd
 	}
 	kd.seen = tick
@@ -100,6 +130,21 @@ func (r *rootFS) stampDir(dir string) (dirStamp, bool) {
 	return dirStamp{dev: st.Dev, ino: st.Ino, ctime: st.Ctim}, true
 }
 
+// onSysfs says whether dir is on sysfs; true when statfs cannot tell, so
+// that such a directory's files take the lower cap.
+func (r *rootFS) onSysfs(dir string) bool {
+	fd, raw, _, err := r.openBeneath("stat", dir, &pathHow)
+	if fd < 0 || err != nil {
+		return true
+	}
+	defer closeFile(raw, fd)
+	var st unix.Statfs_t
+	if unix.Fstatfs(fd, &st) != nil {
+		return true
+	}
+	return st.Type == sysfsMagic
+}
+
 // ReadKeptScratch is ReadFileScratch for a file whose directory keepDir
 // checked on this tick: through a descriptor kept open when the directory
 // allows it, else opened as ReadFileScratch does.
@@ -111,7 +156,7 @@ func (r *rootFS) ReadKeptScratch(name string) ([]byte, error) {
 	base := path.Base(name)
 	f, ok := kd.files[base]
 	if !ok {
-		if r.keptFiles >= maxKeptFiles {
+		if r.keptFiles >= r.keepLimit || (kd.sysfs && r.keptFiles >= maxKeptSysfs) {
 			return r.ReadFileScratch(name)
 		}
 		fd, raw, _, done, err := r.openRegularBeneath(name)

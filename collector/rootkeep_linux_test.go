@@ -2,6 +2,7 @@ package collector
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -138,5 +139,62 @@ func TestKeptFilesWaitForAQuietDirectory(t *testing.T) {
 	}
 	if r.keptFiles != 1 {
 		t.Fatalf("%d files kept once the directory was quiet, want 1", r.keptFiles)
+	}
+}
+
+// TestKeptFilesCapByFileSystem: a tree on a disk keeps the statistics of
+// many bonds open (more than the sysfs cap), a tree that is the live
+// /sys keeps at most maxKeptSysfs of its attributes, and every file
+// past a cap is still read, the ordinary way.
+func TestKeptFilesCapByFileSystem(t *testing.T) {
+	dir := t.TempDir()
+	const dirs, files = 60, 10 // 600 files, over maxKeptSysfs
+	for d := range dirs {
+		sub := filepath.Join(dir, fmt.Sprintf("if%d", d))
+		if err := os.Mkdir(sub, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for f := range files {
+			if err := os.WriteFile(filepath.Join(sub, fmt.Sprintf("c%d", f)), []byte(fmt.Sprintf("%d\n", d*files+f)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	tree, err := openRootFS(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tree.Close()
+	for d := range dirs {
+		sub := fmt.Sprintf("if%d", d)
+		tree.keepDir(sub, 1)
+		tree.kept[sub].trusted = true // as a directory quiet for a while is
+		for f := range files {
+			data, err := tree.ReadKeptScratch(fmt.Sprintf("%s/c%d", sub, f))
+			if want := fmt.Sprintf("%d\n", d*files+f); err != nil || string(data) != want {
+				t.Fatalf("%s/c%d: %q, %v, want %q", sub, f, data, err, want)
+			}
+		}
+	}
+	if want := min(dirs*files, keepLimit()); tree.keptFiles != want {
+		t.Errorf("a tree on disk: %d files kept open, want %d", tree.keptFiles, want)
+	}
+
+	sys, err := openRootFS("/sys/devices/virtual/net") // class/net/lo links here
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sys.Close()
+	sys.keptFiles = maxKeptSysfs // as if that many were kept already
+	sys.keepDir("lo/statistics", 1)
+	sys.kept["lo/statistics"].trusted = true
+	if !sys.kept["lo/statistics"].sysfs {
+		t.Fatal("/sys/class/net/lo/statistics not seen as sysfs")
+	}
+	if _, err := sys.ReadKeptScratch("lo/statistics/rx_bytes"); err != nil {
+		t.Fatal(err)
+	}
+	if sys.keptFiles != maxKeptSysfs {
+		t.Errorf("sysfs past its cap: %d files kept, want %d", sys.keptFiles, maxKeptSysfs)
 	}
 }

@@ -193,6 +193,9 @@ type sample struct {
 	// rxCounted say whether any slave had a rate in that direction.
 	bytes                []slaveDelta
 	txCounted, rxCounted bool
+	// marks are the slaves' cumulative counts, shared with the samples
+	// before while they stay the same (never written once stored).
+	marks []slaveMark
 	// changed marks the sample where the usable slaves became what they
 	// were next: its interval lies before the change, so it adds nothing.
 	changed bool
@@ -205,8 +208,15 @@ type slaveDelta struct {
 	name   string
 	tx, rx float64
 	counts counterSums
-	// The slave's cumulative counts at the sample, for what rose during
-	// the window (the first sample's against now).
+}
+
+// slaveMark is a slave's cumulative counts at a sample, for what rose
+// during the window (the first sample's against now). They change
+// rarely, so a sample whose marks are all those of the sample before
+// shares that sample's slice: the window holds one copy per change, not
+// one per sample (see docs/performance.md).
+type slaveMark struct {
+	name                                       string
 	linkFailures, actorChurned, partnerChurned optInt
 	// What the switch side knew at the sample (known only with a
 	// neighbour tracker): the LACPDUs the bond could not use, and the
@@ -268,6 +278,7 @@ type bondWindow struct {
 	// sums are rebuilt from the samples (O(slaves) a tick, amortized).
 	sinceResum int
 	spare      [][]slaveDelta // bytes slices of samples that left, reused
+	markBuf    []slaveMark    // the marks being made, compared with the last stored
 	prevUsable []string
 	// counts are every slave's error counts over all the samples (a
 	// slave without interval counts in any sample has none).
@@ -294,19 +305,22 @@ func (bw *bondWindow) add(b *collector.BondSample, seconds float64, at time.Time
 	} else {
 		bytes = make([]slaveDelta, 0, len(b.Slaves)) // one allocation while the window fills
 	}
+	marks := bw.markBuf[:0]
 	for i := range b.Slaves {
 		sl := &b.Slaves[i]
-		d := slaveDelta{name: sl.Name, linkFailures: optOf(sl.LinkFailureCount),
+		d := slaveDelta{name: sl.Name}
+		m := slaveMark{name: sl.Name, linkFailures: optOf(sl.LinkFailureCount),
 			actorChurned: optOf(sl.ActorChurnedCount), partnerChurned: optOf(sl.PartnerChurnedCount)}
-		d.fec = fecMarkOf(sl)
+		m.fec = fecMarkOf(sl)
 		if sl.SwitchSide != nil {
 			if sl.LACPDU != nil {
-				d.badLACPDUs = optUint{sl.LACPDU.IllegalRx + sl.LACPDU.UnknownRx, true}
+				m.badLACPDUs = optUint{sl.LACPDU.IllegalRx + sl.LACPDU.UnknownRx, true}
 			}
 			if sl.Carrier != nil {
-				d.carrierDowns = optUint{sl.Carrier.Down, true}
+				m.carrierDowns = optUint{sl.Carrier.Down, true}
 			}
 		}
+		marks = append(marks, m)
 		if seconds > 0 {
 			if sl.TxBps != nil {
 				d.tx = *sl.TxBps * seconds / 8
@@ -337,6 +351,12 @@ func (bw *bondWindow) add(b *collector.BondSample, seconds float64, at time.Time
 		bytes = append(bytes, d)
 	}
 	smp.bytes = bytes
+	bw.markBuf = marks
+	if n := len(bw.samples); n > 0 && slices.Equal(bw.samples[n-1].marks, marks) {
+		smp.marks = bw.samples[n-1].marks
+	} else {
+		smp.marks = slices.Clone(marks)
+	}
 	bw.samples = append(bw.samples, smp)
 	if smp.changed {
 		bw.shareFrom = len(bw.samples) - 1
@@ -410,13 +430,13 @@ func (bw *bondWindow) resum() {
 
 // firstSlave is what the window's oldest sample knew of a slave, nil
 // when it had no such slave.
-func (bw *bondWindow) firstSlave(name string) *slaveDelta {
+func (bw *bondWindow) firstSlave(name string) *slaveMark {
 	if len(bw.samples) == 0 {
 		return nil
 	}
-	for i, d := range bw.samples[0].bytes {
-		if d.name == name {
-			return &bw.samples[0].bytes[i]
+	for i, m := range bw.samples[0].marks {
+		if m.name == name {
+			return &bw.samples[0].marks[i]
 		}
 	}
 	return nil

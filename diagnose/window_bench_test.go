@@ -101,15 +101,28 @@ func readInto(path string, buf []byte) error {
 
 // BenchmarkWindowFill is the diagnosis alone on a full window at 100 ms:
 // Window.Fill on snapshots sampled beforehand (bonds × slaves of a
-// generated tree whose counters move), not the reading.
+// generated tree whose counters move), not the reading. Its budget is
+// no allocation (a tick's findings are those of the last judgement, or
+// made again into slices the window reuses). BenchmarkFullWindowTick
+// says what the full window holds (MB-heap).
 func BenchmarkWindowFill(b *testing.B) {
 	for _, sz := range []struct{ bonds, slaves int }{{1, 4}, {4, 4}} {
 		b.Run(fmt.Sprintf("%dx%d", sz.bonds, sz.slaves), func(b *testing.B) {
 			fill := fullWindow(b, sz.bonds, sz.slaves)
+			// Over 30 s of ticks at once, so that an allocation once
+			// in a while shows too.
+			ticks := int(DefaultWindow / (100 * time.Millisecond))
+			steady := testing.AllocsPerRun(1, func() {
+				for range ticks {
+					fill()
+				}
+			}) / float64(ticks)
 			b.ReportAllocs()
 			for b.Loop() {
 				fill()
 			}
+			b.ReportMetric(steady, "steady-allocs/tick")
+			b.ReportMetric(0, "budget-allocs/tick")
 		})
 	}
 }

@@ -58,7 +58,6 @@ func dashboard(src collector.Source, o options) error {
 
 // replayDashboard shows a recording on the dashboard.
 func replayDashboard(feed *replayFeed, o options) error {
-	keepHeapSmall() // as the live dashboard: its history is what it holds
 	bond := ""
 	if len(o.bonds) > 0 {
 		bond = o.bonds[0]

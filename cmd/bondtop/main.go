@@ -14,13 +14,11 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/collector/flowmeter"
 	"github.com/bondtop/bondtop/internal/printable"
-	"github.com/bondtop/bondtop/internal/programpages"
 )
 
 // version is set by the build (-ldflags "-X main.version=v1.2.3"); without
@@ -185,88 +183,6 @@ func main() {
 	os.Exit(code)
 }
 
-// keepHeapSmall has the garbage collector run when the heap has grown by
-// half since the last collection rather than doubled (GOGC=50), in the
-// modes that stay up for hours: their live heap is a few megabytes (the
-// terminal's cell buffers, the history) and they allocate little a tick,
-// so collecting sooner costs little: on the tree, 0.07 → 0.08% of a core
-// at 1 s and nothing measurable at 100 ms, for 0.4-1.2 MB less held
-// (scripts/measure-top.sh, GOGC 100 against 50). A GOGC set in the
-// environment is the user's and stands.
-//
-// Once start-up is over (startupSettled: the terminal set up, the first
-// readings taken and drawn) what it left behind is handed back to the
-// kernel at once, and again every giveBackEvery (giveBack): the heap's
-// free pages and the program's pages not run since. The runtime keeps
-// the heap's free pages: its scavenger aims at a tenth over the heap in
-// use at the last collection, and at a collection the pages of the
-// cycle's garbage are still in use, so once swept they are kept for the
-// next cycle's allocations. A dashboard at 1 s allocates little (its
-// drawing), so they sit idle between collections; handed back, the next
-// cycle maps again what it needs. Each hand-back is one forced
-// collection of a heap of 2-3 MB and a look at the program's pages, a
-// millisecond a minute (BenchmarkTrim and the forced collection's time).
-//
-// The modes call it for the life of the process; stop is for tests.
-func keepHeapSmall() (stop func()) {
-	if _, set := os.LookupEnv("GOGC"); !set {
-		debug.SetGCPercent(50)
-	}
-	give, every := giveBack, giveBackEvery
-	done := make(chan struct{})
-	settled := time.AfterFunc(startupSettled, func() {
-		give()
-		tick := time.NewTicker(every)
-		defer tick.Stop()
-		for {
-			select {
-			case <-tick.C:
-				give()
-			case <-done:
-				return
-			}
-		}
-	})
-	var once sync.Once
-	return func() {
-		settled.Stop()
-		once.Do(func() { close(done) })
-	}
-}
-
-// startupSettled, giveBack and giveBackEvery are variables for
-// TestKeepHeapSmall; giveBack is also what a replay calls once it has
-// decoded to the end.
-var (
-	startupSettled = 3 * time.Second
-	giveBack       = giveBackMemory
-	giveBackEvery  = time.Minute
-)
-
-// giveBackMemory hands the kernel two things the dashboard holds and
-// does not use:
-//   - the heap's free pages: the runtime's scavenger returns them slowly,
-//     and a dashboard that allocates little at 1 s keeps them for minutes,
-//     0.2-0.7 MB of a 13 MB dashboard (scripts/measure-top.sh, with and
-//     without the hand-back);
-//   - the program's code and read-only data mapped: package
-//     initialisation touched code in every package linked, and the kernel
-//     maps 64 kB around each page touched. What the dashboard runs
-//     afterwards is mapped back as it runs: 8.2 → 6.5 MB of the program's
-//     pages on the tree at 1 s, 14.1 → 8.5 MB in the default build
-//     (scripts/resident). Done again every minute it also lets go of what ran once since
-//     (a key pressed, a panel opened, a resize) and of the wider part of
-//     the pc tables the collector reads: the pages a dashboard maps are
-//     those of its last minute, not of its whole life. The
-//     pages stay in the page cache, so what comes back is a minor fault,
-//     not a read from disk.
-func giveBackMemory() {
-	debug.FreeOSMemory()
-	// Where /proc/self/pagemap cannot be read (not Linux, a locked-down
-	// /proc) the pages stay mapped, as they would without this.
-	_, _ = programpages.Trim()
-}
-
 // run is main without the process: it returns the exit code, so tests can
 // call it.
 func run(args []string, stdout, stderr io.Writer) int {
@@ -355,9 +271,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 		opts.sinks = append(opts.sinks, newStateLog(stderr).sink)
 	}
 
-	if opts.command == "" && !opts.once && opts.count == 0 {
-		keepHeapSmall() // the modes that stay up: the dashboard, --headless, the watch
-	}
 	switch {
 	case opts.command == "list":
 		return fail(stderr, listBonds(src, opts.json, stdout))

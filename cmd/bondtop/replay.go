@@ -380,14 +380,6 @@ func (f *replayFeed) Run(ctx context.Context, emit func(*collector.Snapshot)) er
 		f.mu.Unlock()
 		f.hist.Load().Record(s)
 		emit(s)
-		if next == len(f.times)-1 {
-			// The end: the dashboard now only shows what it holds. A
-			// replay at speed decoded the recording in a burst whose
-			// garbage the runtime keeps (its next collection, which
-			// would give it back, may never come): some 2 MB for an
-			// hour played in 10 s.
-			giveBack()
-		}
 	}
 }
 

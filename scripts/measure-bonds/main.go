@@ -2,7 +2,9 @@
 // slaves generated under a temporary directory (counters moving every
 // 100 ms), the real bondtop binary's CPU per tick in a --root --count
 // --json run at 100 ms, while the diagnosis window fills and once it is
-// full, the lines a second it keeps, its peak memory, and the floor: a
+// full, the lines a second it keeps, its peak anonymous memory (RssAnon
+// of /proc/PID/status, read at every line: the heap and stacks, what the
+// host gives the process) with its peak RSS beside it, and the floor: a
 // program (this one, re-run as a child) that only opens and reads the
 // files a tick reads, as many times, at the same pace. Linux only (it
 // reads /proc/PID/stat and the children's rusage).
@@ -10,8 +12,8 @@
 //	go run ./scripts/measure-bonds -bin bin/bondtop [-sizes 1x2,4x4,64x8,256x2] [-seconds 45]
 //
 // With -tree DIR it only writes a tree of -size into DIR and moves its
-// counters every 100 ms until it is stopped (scripts/measure-top.sh
-// watches such a tree beside bmon and nload). With -hour FILE [-pace D] it
+// counters every 100 ms until it is stopped (scripts/measure.sh
+// watches such a tree beside bmon). With -hour FILE [-pace D] it
 // only writes a recording of an hour of such a tree sampled every D, for
 // the dashboard's memory with its history full (--replay FILE --speed N).
 package main
@@ -64,7 +66,7 @@ func main() {
 	if *seconds*int(time.Second) <= int(windowFull)+5*int(time.Second) {
 		fail(fmt.Errorf("-seconds must leave some time after the window fills (more than %v)", windowFull+5*time.Second))
 	}
-	fmt.Printf("%-10s %14s %14s %10s %8s %10s %8s\n", "bonds×sl", "ms/tick <30s", "ms/tick full", "floor ms", "ratio", "lines/s", "peak MB")
+	fmt.Printf("%-10s %14s %14s %10s %8s %10s %10s %9s\n", "bonds×sl", "ms/tick <30s", "ms/tick full", "floor ms", "ratio", "lines/s", "anon MB", "RSS MB")
 	for _, sz := range strings.Split(*sizes, ",") {
 		var bonds, slaves int
 		if _, err := fmt.Sscanf(sz, "%dx%d", &bonds, &slaves); err != nil {
@@ -146,11 +148,13 @@ func measure(bin string, bonds, slaves, seconds int) error {
 	lines := 0
 	// e0..e1: the first 20 s (the window filling); f0..f1: once it is full.
 	var e0, e1, f0, f1 cpuMark
+	var anonPeak int64
 	began := time.Now()
 	sc := bufio.NewScanner(out)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	for sc.Scan() {
 		lines++
+		anonPeak = max(anonPeak, anonKB(pid))
 		at := time.Since(began)
 		switch {
 		case lines == 1:
@@ -178,7 +182,7 @@ func measure(bin string, bonds, slaves, seconds int) error {
 	if f1.at > f0.at {
 		rate = float64(f1.lines-f0.lines) / (f1.at - f0.at).Seconds()
 	}
-	fmt.Printf("%-10s %14.2f %14.2f %10.2f %7.1f× %10.1f %8.0f\n", fmt.Sprintf("%d×%d", bonds, slaves), earlyMs, fullMs, fl, fullMs/fl, rate, peakMB)
+	fmt.Printf("%-10s %14.2f %14.2f %10.2f %7.1f× %10.1f %10.1f %9.1f\n", fmt.Sprintf("%d×%d", bonds, slaves), earlyMs, fullMs, fl, fullMs/fl, rate, float64(anonPeak)/1024, peakMB)
 	return nil
 }
 
@@ -216,6 +220,22 @@ func procCPU(pid int) time.Duration {
 	st, _ := strconv.ParseInt(fields[12], 10, 64)
 	const hz = 100 // USER_HZ on Linux
 	return time.Duration(ut+st) * time.Second / hz
+}
+
+// anonKB is a process's anonymous resident memory (RssAnon), in kB; 0
+// once it is gone.
+func anonKB(pid int) int64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(l, "RssAnon:"); ok {
+			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return n
+		}
+	}
+	return 0
 }
 
 // runFloor runs this program as a child reading the tick's files n times
