@@ -184,30 +184,3 @@ func BenchmarkThroughputWithMeter(b *testing.B) {
 	b.ReportMetric(with*8/1e9/float64(b.N), "Gbit/s-with")
 	b.ReportMetric(without*8/1e9/float64(b.N), "Gbit/s-without")
 }
-
-// The program's own cost per packet, run by the kernel on one frame over
-// and over (BPF_PROG_TEST_RUN): the update of an existing flow, for a UDP
-// frame over IPv4 and an ICMPv6 error (the longest parse).
-func BenchmarkKernelProgram(b *testing.B) {
-	for _, v := range []hashVector{hashVectors()[3], hashVectors()[7]} {
-		b.Run(v.name, func(b *testing.B) {
-			needRoot(b)
-			spec, err := loadMeter()
-			if err != nil {
-				b.Fatal(err)
-			}
-			var objs meterObjects
-			if err := spec.LoadAndAssign(&objs, nil); err != nil {
-				b.Fatal(err)
-			}
-			defer objs.Close()
-			frame := frameOf(v.flow, 0)
-			b.ResetTimer()
-			_, per, err := objs.MeterEgress.Benchmark(frame, b.N, b.ResetTimer)
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.ReportMetric(float64(per.Nanoseconds()), "kernel-ns/packet")
-		})
-	}
-}
