@@ -98,6 +98,10 @@ type Counters struct {
 	// tap, a bridge port, a router port); 0 for locally sent packets and
 	// on rx.
 	IngressIfindex int
+	// Sampled marks counters that took packets counted 1 in N (the eBPF
+	// meter above its budget, or the sampled meter): Bytes and Packets
+	// are then estimates.
+	Sampled bool
 }
 
 // Flow is a Key with its Counters and the slave's name.
@@ -158,8 +162,13 @@ type Lost struct {
 type Reading struct {
 	Time   time.Time
 	Source SourceKind
-	// SampleRate is N of "1 in N" for SourceSampled, 1 for SourceEBPF.
+	// SampleRate is N of "1 in N": for SourceSampled always; for
+	// SourceEBPF the highest N a CPU counts with now (1: every packet
+	// counted, the budget not reached).
 	SampleRate int
+	// Budget is the eBPF meter's budget in packets per second per CPU
+	// (Options.Budget; 0: none).
+	Budget int
 	Flows      []Flow
 	// Lost has an entry per slave and direction with bytes no flow entry
 	// holds (the map was full); cumulative like the flows.
@@ -208,6 +217,11 @@ type Options struct {
 	ForceClsact bool
 	// NoEBPF skips the eBPF meter and goes straight to the fallback.
 	NoEBPF bool
+	// Budget is the packets per second per CPU the eBPF meter counts one
+	// by one; above it a CPU counts 1 in N packets at random, N times
+	// each, so its cost stays near the budget's (docs/flow-meter.md).
+	// 0 means DefaultBudget; a negative budget counts every packet.
+	Budget int
 	// KernelStats has the kernel time the meter's programs
 	// (Reading.KernelCPU). While the meter is open the kernel then times
 	// every BPF program on the host (a clock read per run; off again at
@@ -220,4 +234,8 @@ const (
 	DefaultMaxFlows    = 64 * 1024
 	DefaultSampleRate  = 100
 	DefaultIdleTimeout = 60 * time.Second
+	// DefaultBudget keeps the meter under 2 % of a core per CPU: 20 ms a
+	// second at the cost of a counted packet the benchmark measures
+	// (docs/flow-meter.md), new flows and a full map weighed in.
+	DefaultBudget = 400_000
 )

@@ -97,7 +97,7 @@ func BenchmarkPerPacket(b *testing.B) {
 		{"icmp6-error", [][]byte{frameOf(hashVectors()[7].flow, 0)}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
-			m := benchObjects(b, Options{})
+			m := benchObjects(b, Options{Budget: -1})
 			perPacket(b, []string{"floor", "ingress", "egress"},
 				[]*ebpf.Program{nopProgram(b), m.objs.MeterIngress, m.objs.MeterEgress}, tc.frames, perPacketRepeat)
 		})
@@ -106,7 +106,7 @@ func BenchmarkPerPacket(b *testing.B) {
 
 // A full map: every packet's flow finds no entry and counts as lost.
 func BenchmarkPerPacketMapFull(b *testing.B) {
-	m := benchObjects(b, Options{MaxFlows: 64})
+	m := benchObjects(b, Options{MaxFlows: 64, Budget: -1})
 	full := udpFrames(64)
 	for _, fr := range full {
 		if _, err := m.objs.MeterEgress.Run(&ebpf.RunOptions{Data: fr}); err != nil {
@@ -130,7 +130,7 @@ func BenchmarkPerPacketMapFull(b *testing.B) {
 // packet per frame, so the kernel's clock reads around it weigh in; the
 // floor pays them alike). Reports the median extra time over the floor.
 func BenchmarkPerPacketNewFlow(b *testing.B) {
-	m := benchObjects(b, Options{MaxFlows: 1 << 20})
+	m := benchObjects(b, Options{MaxFlows: 1 << 16, Budget: -1})
 	floor := nopProgram(b)
 	progs := []*ebpf.Program{floor, m.objs.MeterIngress, m.objs.MeterEgress}
 	names := []string{"floor", "ingress", "egress"}
