@@ -169,7 +169,7 @@ type Reading struct {
 	// Budget is the eBPF meter's budget in packets per second per CPU
 	// (Options.Budget; 0: none).
 	Budget int
-	Flows      []Flow
+	Flows  []Flow
 	// Lost has an entry per slave and direction with bytes no flow entry
 	// holds (the map was full); cumulative like the flows.
 	Lost []Lost
