@@ -44,6 +44,9 @@ type ebpfMeter struct {
 	keys    []meterFlowKey
 	vals    []meterFlowCounters
 	idle    []meterFlowKey
+	keys4   []meterFlow4Key
+	vals4   []meterFlowCounters
+	idle4   []meterFlow4Key
 	ekeys   []meterErrorKey
 	evals   []meterFlowCounters
 	eidle   []meterErrorKey
@@ -98,6 +101,7 @@ func openEBPF(opts Options) (*ebpfMeter, error) {
 		return nil, err
 	}
 	spec.Maps[meterMapFlows].MaxEntries = uint32(opts.MaxFlows)
+	spec.Maps[meterMapFlows4].MaxEntries = uint32(opts.MaxFlows)
 	spec.Maps[meterMapErrors].MaxEntries = uint32(errorFlows(opts.MaxFlows))
 	if err := setBudget(spec, opts.Budget); err != nil {
 		return nil, err
@@ -207,7 +211,11 @@ func (m *ebpfMeter) Read() (Reading, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	r := Reading{Source: SourceEBPF, SampleRate: 1, Budget: max(m.opts.Budget, 0),
-		MapSize: int(m.objs.Flows.MaxEntries() + m.objs.Errors.MaxEntries())}
+		MapSize: int(m.objs.Flows4.MaxEntries() + m.objs.Flows.MaxEntries() + m.objs.Errors.MaxEntries())}
+	n4, err := readMap(m.objs.Flows4, &m.keys4, &m.vals4, &m.batchOK)
+	if err != nil {
+		return r, err
+	}
 	n, err := readMap(m.objs.Flows, &m.keys, &m.vals, &m.batchOK)
 	if err != nil {
 		return r, err
@@ -223,36 +231,45 @@ func (m *ebpfMeter) Read() (Reading, error) {
 	if boot > uint64(m.opts.IdleTimeout) {
 		idleBefore = boot - uint64(m.opts.IdleTimeout)
 	}
-	r.Flows = make([]Flow, 0, n+en)
-	m.idle, m.eidle = m.idle[:0], m.eidle[:0]
-	add := func(k *meterFlowKey, v *meterFlowCounters) *Flow {
-		a := m.slaves[int(k.Ifindex)]
+	r.Flows = make([]Flow, 0, n4+n+en)
+	m.idle4, m.idle, m.eidle = m.idle4[:0], m.idle[:0], m.eidle[:0]
+	add := func(ifindex uint32, v *meterFlowCounters) *Flow {
+		a := m.slaves[int(ifindex)]
 		if v.LastSeen < idleBefore || a == nil {
 			// Idle, or of a slave no longer metered: its entry goes.
 			return nil
 		}
 		r.Flows = append(r.Flows, Flow{})
 		f := &r.Flows[len(r.Flows)-1]
-		decodeKey(k, &f.Key)
 		decodeCounters(v, &f.Counters, toWall)
 		f.Slave = a.name
 		return f
 	}
+	for i := range n4 {
+		if f := add(m.keys4[i].Ifindex, &m.vals4[i]); f != nil {
+			decodeKey4(&m.keys4[i], &f.Key)
+		} else {
+			m.idle4 = append(m.idle4, m.keys4[i])
+		}
+	}
 	for i := range n {
-		if add(&m.keys[i], &m.vals[i]) == nil {
+		if f := add(m.keys[i].Ifindex, &m.vals[i]); f != nil {
+			decodeKey(&m.keys[i], &f.Key)
+		} else {
 			m.idle = append(m.idle, m.keys[i])
 		}
 	}
 	for i := range en {
 		k := &m.ekeys[i]
-		f := add(&k.Flow, &m.evals[i])
-		if f == nil {
+		if f := add(k.Flow.Ifindex, &m.evals[i]); f != nil {
+			decodeKey(&k.Flow, &f.Key)
+			decodeQuoted(k, &f.Key)
+		} else {
 			m.eidle = append(m.eidle, *k)
-			continue
 		}
-		decodeQuoted(k, &f.Key)
 	}
-	r.MapEntries = n + en - len(m.idle) - len(m.eidle)
+	r.MapEntries = n4 + n + en - len(m.idle4) - len(m.idle) - len(m.eidle)
+	deleteKeys(m.objs.Flows4, m.idle4, m.batchOK)
 	deleteKeys(m.objs.Flows, m.idle, m.batchOK)
 	deleteKeys(m.objs.Errors, m.eidle, m.batchOK)
 	r.Lost, err = m.readLost()
@@ -435,6 +452,25 @@ func decodeKey(k *meterFlowKey, out *Key) {
 	}
 	v6 := k.Ethertype == bonding.EtherTypeIPv6
 	out.Src, out.Dst = addr(&k.Src, v6), addr(&k.Dst, v6)
+}
+
+// decodeKey4 turns the kernel's key of an IPv4 flow into a Key.
+func decodeKey4(k *meterFlow4Key, out *Key) {
+	*out = Key{
+		Ifindex: int(k.Ifindex), VLAN: k.Vlan, EtherType: bonding.EtherTypeIPv4, Proto: k.Proto,
+		SrcPort: k.Sport, DstPort: k.Dport, Fragment: k.Flags&keyFragment != 0,
+		ICMPType: k.IcmpType, ICMPCode: k.IcmpCode,
+		Src: netip.AddrFrom4(k.Src), Dst: netip.AddrFrom4(k.Dst),
+	}
+	if k.Flags&keyRx != 0 {
+		out.Direction = Rx
+	}
+	switch {
+	case k.Flags&keyTag8021Q != 0:
+		out.FrameTPID = 0x8100
+	case k.Flags&keyTag8021AD != 0:
+		out.FrameTPID = 0x88a8
+	}
 }
 
 // decodeQuoted adds the header an ICMP error quotes to its Key.

@@ -15,8 +15,12 @@ import (
 func kernelKey(t testing.TB, objs *meterObjects, frame []byte) (f Flow, ok bool, err error) {
 	t.Helper()
 	var k meterFlowKey
+	var k4 meterFlow4Key
 	var ek meterErrorKey
 	var v meterFlowCounters
+	for it := objs.Flows4.Iterate(); it.Next(&k4, &v); {
+		_ = objs.Flows4.Delete(&k4)
+	}
 	for it := objs.Flows.Iterate(); it.Next(&k, &v); {
 		_ = objs.Flows.Delete(&k)
 	}
@@ -32,7 +36,9 @@ func kernelKey(t testing.TB, objs *meterObjects, frame []byte) (f Flow, ok bool,
 	if int32(ret) != -1 {
 		t.Fatalf("the program returned %d, not TC_ACT_UNSPEC", int32(ret))
 	}
-	if it := objs.Flows.Iterate(); it.Next(&k, &v) {
+	if it := objs.Flows4.Iterate(); it.Next(&k4, &v) {
+		decodeKey4(&k4, &f.Key)
+	} else if it := objs.Flows.Iterate(); it.Next(&k, &v) {
 		decodeKey(&k, &f.Key)
 	} else if it := objs.Errors.Iterate(); it.Next(&ek, &v) {
 		decodeKey(&ek.Flow, &f.Key)

@@ -40,6 +40,21 @@ type meterErrorKey struct {
 	QuotedDst   [16]uint8
 }
 
+type meterFlow4Key struct {
+	_        structs.HostLayout
+	Ifindex  uint32
+	Vlan     uint16
+	Sport    uint16
+	Dport    uint16
+	Proto    uint8
+	IcmpType uint8
+	IcmpCode uint8
+	Flags    uint8
+	Pad      uint16
+	Src      [4]uint8
+	Dst      [4]uint8
+}
+
 type meterFlowCounters struct {
 	_              structs.HostLayout
 	Bytes          uint64
@@ -89,6 +104,7 @@ const (
 	meterMapCpu           = "cpu"
 	meterMapErrors        = "errors"
 	meterMapFlows         = "flows"
+	meterMapFlows4        = "flows4"
 	meterMapLost          = "lost"
 	meterProgMeterEgress  = "meter_egress"
 	meterProgMeterIngress = "meter_ingress"
@@ -150,6 +166,7 @@ type meterMapSpecs struct {
 	Cpu    *ebpf.MapSpec `ebpf:"cpu"`
 	Errors *ebpf.MapSpec `ebpf:"errors"`
 	Flows  *ebpf.MapSpec `ebpf:"flows"`
+	Flows4 *ebpf.MapSpec `ebpf:"flows4"`
 	Lost   *ebpf.MapSpec `ebpf:"lost"`
 }
 
@@ -185,6 +202,7 @@ type meterMaps struct {
 	Cpu    *ebpf.Map `ebpf:"cpu"`
 	Errors *ebpf.Map `ebpf:"errors"`
 	Flows  *ebpf.Map `ebpf:"flows"`
+	Flows4 *ebpf.Map `ebpf:"flows4"`
 	Lost   *ebpf.Map `ebpf:"lost"`
 }
 
@@ -193,6 +211,7 @@ func (m *meterMaps) Close() error {
 		m.Cpu,
 		m.Errors,
 		m.Flows,
+		m.Flows4,
 		m.Lost,
 	)
 }
