@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/cilium/ebpf"
 )
@@ -102,6 +103,30 @@ func BenchmarkPerPacket(b *testing.B) {
 				[]*ebpf.Program{nopProgram(b), m.objs.MeterIngress, m.objs.MeterEgress}, tc.frames, perPacketRepeat)
 		})
 	}
+}
+
+// Above the budget: a CPU counts 1 in N packets and skips the others
+// after a random draw. (A budget of 1 000 packets per second: the test
+// run's rate is far above it once the first rate window has passed.)
+func BenchmarkPerPacketOverBudget(b *testing.B) {
+	m := benchObjects(b, Options{Budget: 1000})
+	frames := udpFrames(64)
+	for start := time.Now(); time.Since(start) < 50*time.Millisecond; {
+		if _, _, err := m.objs.MeterEgress.Benchmark(frames[0], 10000, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	perPacket(b, []string{"floor", "ingress", "egress"},
+		[]*ebpf.Program{nopProgram(b), m.objs.MeterIngress, m.objs.MeterEgress}, frames, perPacketRepeat)
+	b.StopTimer()
+	rate, err := m.sampleRate(bootNanos())
+	if err != nil {
+		b.Fatal(err)
+	}
+	if rate < 2 {
+		b.Fatalf("the programs counted every packet (1 in %d) over budget", rate)
+	}
+	b.ReportMetric(float64(rate), "N")
 }
 
 // A full map: every packet's flow finds no entry and counts as lost.

@@ -198,8 +198,8 @@ volatile const __u8 copy_headers = 0;
  * benchmark in perpacket_bench_linux_test.go): a new flow's entry is
  * allocated and inserted, a packet of a full map misses and counts in
  * lost. The budget weighs them so a flood of new flows stays within it. */
-#define COST_NEW 8
-#define COST_LOST 2
+#define COST_NEW 10
+#define COST_LOST 1
 
 /* The socket buffer as the running kernel lays it out (CO-RE): only the
  * l4_hash bit, which the UAPI context does not expose. */
