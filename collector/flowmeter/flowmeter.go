@@ -237,5 +237,5 @@ const (
 	// DefaultBudget keeps the meter under 2 % of a core per CPU: 20 ms a
 	// second at the cost of a counted packet the benchmark measures
 	// (docs/flow-meter.md), new flows and a full map weighed in.
-	DefaultBudget = 400_000
+	DefaultBudget = 250_000
 )
