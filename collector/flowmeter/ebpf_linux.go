@@ -276,7 +276,7 @@ func (m *ebpfMeter) Read() (Reading, error) {
 	if err != nil {
 		return r, err
 	}
-	if r.SampleRate, err = m.sampleRate(boot); err != nil {
+	if err := m.readCPUs(&r, boot); err != nil {
 		return r, err
 	}
 	r.Attach = m.attachKind()
@@ -292,21 +292,24 @@ func (m *ebpfMeter) Read() (Reading, error) {
 	return r, nil
 }
 
-// sampleRate is the highest N a CPU counts 1 in N packets with now. A CPU
-// that saw no packet for a while counts the next one whatever its N says:
-// its rate window starts again.
-func (m *ebpfMeter) sampleRate(boot uint64) (int, error) {
+// readCPUs fills r's SampleRate (the highest N a CPU counts 1 in N with
+// now) and packet totals from the programs' per-CPU state. A CPU that saw
+// no packet for a while counts its next one whatever its N says: its rate
+// window starts again.
+func (m *ebpfMeter) readCPUs(r *Reading, boot uint64) error {
 	if err := m.objs.Cpu.Lookup(uint32(0), &m.cpus); err != nil {
-		return 1, fmt.Errorf("reading the meter's per-CPU state: %w", err)
+		return fmt.Errorf("reading the meter's per-CPU state: %w", err)
 	}
-	n := 1
+	r.SampleRate = 1
 	for i := range m.cpus {
 		c := &m.cpus[i]
 		if c.Rate > 1 && boot-c.Now < 3*windowNanos {
-			n = max(n, int(c.Rate))
+			r.SampleRate = max(r.SampleRate, int(c.Rate))
 		}
+		r.SeenPackets += c.SeenTotal
+		r.CountedPackets += c.CountedTotal
 	}
-	return n, nil
+	return nil
 }
 
 // readMap copies a whole flow map into keys and vals, by batches where the

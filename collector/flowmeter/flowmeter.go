@@ -169,6 +169,11 @@ type Reading struct {
 	// Budget is the eBPF meter's budget in packets per second per CPU
 	// (Options.Budget; 0: none).
 	Budget int
+	// SeenPackets and CountedPackets are the socket buffers the eBPF
+	// programs ran for since Open, and those they counted (all of them
+	// below the budget): every CPU's, to the start of its current rate
+	// window (10 ms, or the CPU's last packet).
+	SeenPackets, CountedPackets uint64
 	Flows  []Flow
 	// Lost has an entry per slave and direction with bytes no flow entry
 	// holds (the map was full); cumulative like the flows.

@@ -119,10 +119,11 @@ func BenchmarkPerPacketOverBudget(b *testing.B) {
 	perPacket(b, []string{"floor", "ingress", "egress"},
 		[]*ebpf.Program{nopProgram(b), m.objs.MeterIngress, m.objs.MeterEgress}, frames, perPacketRepeat)
 	b.StopTimer()
-	rate, err := m.sampleRate(bootNanos())
-	if err != nil {
+	var r Reading
+	if err := m.readCPUs(&r, bootNanos()); err != nil {
 		b.Fatal(err)
 	}
+	rate := r.SampleRate
 	if rate < 2 {
 		b.Fatalf("the programs counted every packet (1 in %d) over budget", rate)
 	}
