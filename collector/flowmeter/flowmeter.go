@@ -174,7 +174,7 @@ type Reading struct {
 	// below the budget): every CPU's, to the start of its current rate
 	// window (10 ms, or the CPU's last packet).
 	SeenPackets, CountedPackets uint64
-	Flows  []Flow
+	Flows                       []Flow
 	// Lost has an entry per slave and direction with bytes no flow entry
 	// holds (the map was full); cumulative like the flows.
 	Lost []Lost
