@@ -4,13 +4,17 @@ package guest
 
 import (
 	"bufio"
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"net"
 	"net/netip"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +24,7 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
 	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
 )
 
 // The flow meter (collector/flowmeter) on a real bond: every frame each
@@ -451,15 +456,17 @@ func (l *meterLab) checkRxAttribution(t *testing.T, name string, r flowmeter.Rea
 // counts (lost bucket), per slave, and the loss is reported.
 func TestFlowMeterOverflow(t *testing.T) {
 	l := newMeterLab(t, 140, 3, BondSpec{Mode: "balance-xor", XmitHashPolicy: "layer3+4"}, false)
-	m := openLabMeter(t, l, flowmeter.Options{MaxFlows: 1024})
+	// Every packet counted (no budget): the test is of the full map.
+	m := openLabMeter(t, l, flowmeter.Options{MaxFlows: 1024, Budget: -1})
 	c0 := l.counters(t)
 	udp(t, l.vm, l.vmIP, l.peerIP, 20000, 1, 200, 20000)
 	udp(t, l.p.Peer, l.peerIP, l.vmIP, 48, 20, 600, 31000)
 	time.Sleep(200 * time.Millisecond)
 	r := readMeter(t, m)
 	l.checkSums(t, "overflow", r, c0, meterSlaveTolerance, 2000)
-	if r.MapEntries != 1024 || r.MapSize != 1024 {
-		t.Errorf("map %d of %d, want full at 1024", r.MapEntries, r.MapSize)
+	// IPv4 flows, other flows and ICMP errors have a map each.
+	if r.MapEntries < 1024 || r.MapSize != 2*1024+128 {
+		t.Errorf("maps %d of %d, want the IPv4 flows' full at 1024 (sizes 1024+1024+128)", r.MapEntries, r.MapSize)
 	}
 	var lost uint64
 	for _, lo := range r.Lost {
@@ -472,6 +479,114 @@ func TestFlowMeterOverflow(t *testing.T) {
 		t.Errorf("lost tx bytes %d, want at least %d", lost, (20000-1024)*242)
 	}
 	Measure(t, "flowmeter_overflow_lost_bytes", float64(lost), "B")
+}
+
+// floodUDP sends 64-byte frames (18 bytes of UDP payload) from src to dst
+// in ns for d, every one with random ports: a new flow each. It returns
+// how many it sent. (It may run on a goroutine of its own: it reports
+// errors, never stops the test.)
+func floodUDP(t *testing.T, ns *NS, src, dst net.IP, d time.Duration) int {
+	var fd int
+	if err := ns.Do(func() (err error) {
+		fd, err = unix.Socket(unix.AF_INET, unix.SOCK_RAW, unix.IPPROTO_RAW)
+		return err
+	}); err != nil {
+		t.Errorf("raw socket in %s: %v", ns.Name, err)
+		return 0
+	}
+	defer unix.Close(fd)
+	// IPv4 header (the kernel fills in the checksum and the ID), UDP
+	// header without a checksum, payload: 46 bytes, 60 with Ethernet.
+	pkt := make([]byte, 46)
+	pkt[0], pkt[8], pkt[9] = 0x45, 64, unix.IPPROTO_UDP
+	binary.BigEndian.PutUint16(pkt[2:], 46)
+	copy(pkt[12:16], src.To4())
+	copy(pkt[16:20], dst.To4())
+	binary.BigEndian.PutUint16(pkt[24:], 26)
+	to := &unix.SockaddrInet4{Addr: [4]byte(dst.To4())}
+	n := 0
+	for end := time.Now().Add(d); time.Now().Before(end); {
+		for range 64 {
+			r := rand.Uint32()
+			binary.BigEndian.PutUint32(pkt[20:], r|1<<31|1<<15) // ports above 32767
+			if err := unix.Sendto(fd, pkt, 0, to); err != nil {
+				if errors.Is(err, unix.ENOBUFS) {
+					continue
+				}
+				t.Errorf("flood from %s: %v", ns.Name, err)
+				return n
+			}
+			n++
+		}
+	}
+	return n
+}
+
+// TestFlowMeterFlood: 64-byte frames with random ports (a new flow every
+// packet) both ways through the bond. First without a budget: every packet
+// counted, the flood's rate and the meter's cost measured. Then with a
+// budget a quarter of what that flood cost: the CPUs count no more than
+// the budget lets them, the meter spends less CPU than without, and each
+// slave's bytes (estimates now, the flows marked sampled) stay within 5%
+// of its counters.
+func TestFlowMeterFlood(t *testing.T) {
+	l := newMeterLab(t, 145, 2, BondSpec{Mode: "balance-xor", XmitHashPolicy: "layer3+4"}, false)
+	const d = 5 * time.Second
+	cpus := runtime.NumCPU()
+	phase := func(name string, budget int) (flowmeter.Reading, float64) {
+		t.Helper()
+		// A map large enough for both floods: new flows all along.
+		m := openLabMeter(t, l, flowmeter.Options{Budget: budget, KernelStats: true, MaxFlows: 1 << 18})
+		defer m.Close()
+		c0 := l.counters(t)
+		start := time.Now()
+		sent := make(chan int)
+		go func() { sent <- floodUDP(t, l.p.Peer, l.peerIP, l.vmIP, d) }()
+		n := floodUDP(t, l.vm, l.vmIP, l.peerIP, d) + <-sent
+		secs := time.Since(start).Seconds()
+		time.Sleep(200 * time.Millisecond)
+		r := readMeter(t, m)
+		l.checkSums(t, "flood/"+name, r, c0, meterSlaveTolerance, 2000)
+		cpu := r.KernelCPU.Seconds() / secs / float64(cpus)
+		t.Logf("%s: %d frames sent in %.1f s; the programs ran %d times (%d counted, 1 in %d now), %v in all: %.1f%% of each CPU",
+			name, n, secs, r.KernelRuns, r.CountedPackets, r.SampleRate, r.KernelCPU, 100*cpu)
+		Measure(t, "flowmeter_flood_cpu_share["+name+"]", 100*cpu, "%")
+		Measure(t, "flowmeter_flood_pps["+name+"]", float64(r.KernelRuns)/secs, "pps")
+		return r, secs
+	}
+	r1, secs1 := phase("every-packet", -1)
+	if r1.SampleRate != 1 || r1.CountedPackets != r1.SeenPackets {
+		t.Errorf("without a budget: 1 in %d, %d of %d packets counted", r1.SampleRate, r1.CountedPackets, r1.SeenPackets)
+	}
+	// A new flow weighs ten updates of a known one (bpf/flowmeter.c):
+	// the budget lets a CPU count a quarter of the flood's new flows.
+	pps := float64(r1.KernelRuns) / secs1
+	budget := max(int(pps*10/4), 1000)
+	r2, secs2 := phase("budget", budget)
+	sampled := 0
+	for i := range r2.Flows {
+		if r2.Flows[i].Sampled {
+			sampled++
+		}
+	}
+	t.Logf("budget %d: %d of %d flows marked sampled", budget, sampled, len(r2.Flows))
+	if sampled == 0 {
+		t.Error("over the budget, no flow is marked sampled")
+	}
+	// Each counted packet weighs one update at least: a CPU counts at
+	// most budget packets a second, beyond its first window (10 ms).
+	if limit := float64(budget)*secs2*float64(cpus) + 0.02*pps*secs2; float64(r2.CountedPackets) > limit {
+		t.Errorf("with a budget of %d: %d packets counted in %.1f s on %d CPUs (at most %.0f)", budget, r2.CountedPackets, secs2, cpus, limit)
+	}
+	perRun := func(r flowmeter.Reading) float64 {
+		return float64(r.KernelCPU.Nanoseconds()) / float64(max(r.KernelRuns, 1))
+	}
+	t.Logf("per packet: %.0f ns counting every one, %.0f ns over the budget", perRun(r1), perRun(r2))
+	Measure(t, "flowmeter_flood_ns_per_packet[every-packet]", perRun(r1), "ns")
+	Measure(t, "flowmeter_flood_ns_per_packet[budget]", perRun(r2), "ns")
+	if perRun(r2) >= perRun(r1) {
+		t.Errorf("the budget did not cut the meter's cost per packet: %.0f ns, %.0f without", perRun(r2), perRun(r1))
+	}
 }
 
 // TestFlowMeterFallback: with eBPF refused (NoEBPF), AF_PACKET sampling 1
