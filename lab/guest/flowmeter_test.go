@@ -577,10 +577,11 @@ func TestFlowMeterFlood(t *testing.T) {
 		t.Errorf("default budget %d: %d of %d packets counted, want every one", r.Budget, r.CountedPackets, r.SeenPackets)
 	}
 	r = phase("low-budget", 500, func(r flowmeter.Reading) float64 {
-		// Counting 1 in N leaves a slave's estimate a relative standard
-		// deviation of about sqrt(N/counted) (4 slaves and directions).
-		n := float64(r.SeenPackets) / float64(max(r.CountedPackets, 1))
-		sd := math.Sqrt(n * 4 / float64(max(r.CountedPackets, 1)))
+		// Counting 1 in N leaves an estimate of n packets a relative
+		// standard deviation of sqrt((N-1)/n), below 1/sqrt(c) for the c
+		// packets it counted of them; a slave in one direction has about
+		// a quarter of them (2 slaves, 2 directions).
+		sd := 1 / math.Sqrt(float64(max(r.CountedPackets, 4))/4)
 		return max(meterSlaveTolerance, 4*sd)
 	})
 	sampled := 0
