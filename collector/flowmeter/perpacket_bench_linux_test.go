@@ -156,7 +156,7 @@ func BenchmarkPerPacketMapFull(b *testing.B) {
 // packet per frame, so the kernel's clock reads around it weigh in; the
 // floor pays them alike). Reports the median extra time over the floor.
 func BenchmarkPerPacketNewFlow(b *testing.B) {
-	m := benchObjects(b, Options{MaxFlows: 1 << 16, Budget: -1})
+	m := benchObjects(b, Options{MaxFlows: max(1<<16, 4*b.N), Budget: -1})
 	floor := nopProgram(b)
 	progs := []*ebpf.Program{floor, m.objs.MeterIngress, m.objs.MeterEgress}
 	names := []string{"floor", "ingress", "egress"}
