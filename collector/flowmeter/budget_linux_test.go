@@ -3,6 +3,7 @@
 package flowmeter
 
 import (
+	"math"
 	"testing"
 )
 
@@ -56,6 +57,14 @@ func TestBudgetSamplesAboveIt(t *testing.T) {
 	want := uint64(100 + runs*repeat)
 	t.Logf("%d packets sent, %d estimated (sampled %v), N %d now", want, f.Packets, f.Sampled, r.SampleRate)
 	within(t, "packets (estimate)", f.Packets, want, 0.10, 0)
+	// The variance the meter reports bounds the error: four standard
+	// deviations.
+	sd := math.Sqrt(float64(r.EstimateVariance))
+	if d := math.Abs(float64(f.Packets) - float64(want)); sd == 0 || d > 4*sd {
+		t.Errorf("estimate off by %.0f packets, standard deviation %.0f", d, sd)
+	} else {
+		t.Logf("estimate off by %.0f packets, standard deviation %.0f", d, sd)
+	}
 	if f.Bytes != f.Packets*uint64(len(frame)) {
 		t.Errorf("bytes %d for %d packets of %d", f.Bytes, f.Packets, len(frame))
 	}

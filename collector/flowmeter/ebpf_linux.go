@@ -308,6 +308,7 @@ func (m *ebpfMeter) readCPUs(r *Reading, boot uint64) error {
 		}
 		r.SeenPackets += c.SeenTotal
 		r.CountedPackets += c.CountedTotal
+		r.EstimateVariance += c.Variance
 	}
 	return nil
 }

@@ -174,7 +174,12 @@ type Reading struct {
 	// below the budget): every CPU's, to the start of its current rate
 	// window (10 ms, or the CPU's last packet).
 	SeenPackets, CountedPackets uint64
-	Flows                       []Flow
+	// EstimateVariance is the variance of the packet estimates counting
+	// 1 in N put in all the flows, in packets² (N(N-1) for each packet
+	// counted so): the square root is the standard deviation of their
+	// total, and a share of the packets has about that share of it.
+	EstimateVariance uint64
+	Flows            []Flow
 	// Lost has an entry per slave and direction with bytes no flow entry
 	// holds (the map was full); cumulative like the flows.
 	Lost []Lost

@@ -24,6 +24,7 @@ type meterCpuState struct {
 	SeenTotal    uint64
 	CountedTotal uint64
 	FullJiffies  uint64
+	Variance     uint64
 	Rate         uint32
 	Threshold    uint32
 }

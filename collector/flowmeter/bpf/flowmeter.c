@@ -130,6 +130,7 @@ struct cpu_state {
 	__u64 seen_total;   /* packets of the windows before this one */
 	__u64 counted_total;
 	__u64 full_jiffies; /* the tick the flow map was last found full at */
+	__u64 variance;     /* of the packet estimates: N(N-1) per packet counted 1 in N */
 	__u32 rate;         /* N: 1 counts every packet */
 	__u32 threshold;    /* count when a random u32 is below it */
 };
@@ -512,6 +513,7 @@ static __always_inline int meter(struct __sk_buff *skb, __u8 dir)
 		if (bpf_get_prandom_u32() >= st->threshold)
 			return TC_ACT_UNSPEC;
 		scale = st->rate;
+		st->variance += scale * (scale - 1);
 	}
 	st->counted++;
 
