@@ -265,6 +265,7 @@ type flowJSON struct {
 	Pps            *float64    `json:"pps"`
 	PredictedSlave *string     `json:"predicted_slave"`
 	Local          bool        `json:"local"`
+	Sampled        bool        `json:"sampled"`
 }
 
 // MarshalJSON writes one flow: addresses null for frames that are not
@@ -274,7 +275,7 @@ func (f MeasuredFlow) MarshalJSON() ([]byte, error) {
 	j := flowJSON{
 		Slave: f.Slave, Direction: f.Direction.String(), Proto: f.ProtoName(),
 		SrcPort: f.SrcPort, DstPort: f.DstPort, SrcMAC: macString(f.SrcMAC), DstMAC: macString(f.DstMAC),
-		VLAN: f.VLAN, Bytes: f.Bytes, Packets: f.Packets, Local: f.Local,
+		VLAN: f.VLAN, Bytes: f.Bytes, Packets: f.Packets, Local: f.Local, Sampled: f.Sampled,
 	}
 	if f.Src.IsValid() {
 		j.Src = &f.Src
@@ -429,7 +430,7 @@ func (f *MeasuredFlow) UnmarshalJSON(data []byte) error {
 	f.SrcPort, f.DstPort, f.VLAN = j.SrcPort, j.DstPort, j.VLAN
 	f.SrcMAC, _ = parseMAC(j.SrcMAC)
 	f.DstMAC, _ = parseMAC(j.DstMAC)
-	f.Bytes, f.Packets = j.Bytes, j.Packets
+	f.Bytes, f.Packets, f.Sampled = j.Bytes, j.Packets, j.Sampled
 	if j.Bps != nil {
 		f.HaveRate, f.Bps = true, *j.Bps
 		if j.Pps != nil {

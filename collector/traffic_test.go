@@ -294,7 +294,9 @@ func TestMeasuredSocketsOnlyAndJSON(t *testing.T) {
 	clk2.Advance(time.Second)
 	arp := flowmeter.Flow{Slave: "eth1"}
 	arp.Ifindex, arp.Direction, arp.EtherType, arp.Bytes = 11, flowmeter.Rx, 0x0806, 60
-	m.reading = flowmeter.Reading{Time: clk2.now, Source: flowmeter.SourceEBPF, SampleRate: 1, Flows: []flowmeter.Flow{udpFlow("eth0", flowmeter.Tx, 40000, 1000), arp}}
+	// Counted 1 in 4 above the meter's budget: an estimate.
+	arp.Sampled = true
+	m.reading = flowmeter.Reading{Time: clk2.now, Source: flowmeter.SourceEBPF, SampleRate: 4, Flows: []flowmeter.Flow{udpFlow("eth0", flowmeter.Tx, 40000, 1000), arp}}
 	out, err = json.Marshal(mustSample(t, s2).Bond("bond0").Measured)
 	if err != nil {
 		t.Fatal(err)
@@ -309,10 +311,10 @@ func TestMeasuredSocketsOnlyAndJSON(t *testing.T) {
 	if err := json.Unmarshal(out, &j); err != nil {
 		t.Fatal(err)
 	}
-	if j.Source != "ebpf" || j.SampleRate != 1 || len(j.Flows) != 2 || len(j.LostBytes) != 2 {
+	if j.Source != "ebpf" || j.SampleRate != 4 || len(j.Flows) != 2 || len(j.LostBytes) != 2 {
 		t.Fatalf("traffic JSON %s", out)
 	}
-	for _, k := range []string{"slave", "direction", "proto", "src", "dst", "sport", "dport", "src_mac", "dst_mac", "vlan", "bytes", "packets", "bps", "pps", "predicted_slave", "local"} {
+	for _, k := range []string{"slave", "direction", "proto", "src", "dst", "sport", "dport", "src_mac", "dst_mac", "vlan", "bytes", "packets", "bps", "pps", "predicted_slave", "local", "sampled"} {
 		if _, ok := j.Flows[0][k]; !ok {
 			t.Fatalf("flow JSON lacks %q: %s", k, out)
 		}
@@ -325,6 +327,9 @@ func TestMeasuredSocketsOnlyAndJSON(t *testing.T) {
 	udp, a := j.Flows[0], j.Flows[1]
 	if udp["proto"] != "udp" || udp["direction"] != "tx" || udp["src"] != "10.0.0.1" || udp["predicted_slave"] == nil || udp["bps"] != 8000.0 {
 		t.Fatalf("udp flow JSON %v", udp)
+	}
+	if udp["sampled"] != false || a["sampled"] != true {
+		t.Fatalf("sampled: udp %v, arp %v", udp["sampled"], a["sampled"])
 	}
 	if a["proto"] != "arp" || a["src"] != nil || a["predicted_slave"] != nil || a["direction"] != "rx" {
 		t.Fatalf("arp flow JSON %v", a)

@@ -97,11 +97,14 @@ func macText(m [6]byte) string {
 	return fmt.Sprintf("%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5])
 }
 
-// meterSource names the source for the view's title: "ebpf", or
-// "sampled 1:100 (estimates)".
+// meterSource names the source for the view's title: "ebpf", "ebpf
+// 1:20 over budget (~ estimates)" or "sampled 1:100 (estimates)".
 func meterSource(m *collector.MeasuredTraffic) string {
-	if m.Source == string(flowmeter.SourceSampled) {
+	switch {
+	case m.Source == string(flowmeter.SourceSampled):
 		return fmt.Sprintf("sampled 1:%d (estimates)", m.SampleRate)
+	case m.SampleRate > 1:
+		return fmt.Sprintf("%s 1:%d over budget (~ estimates)", m.Source, m.SampleRate)
 	}
 	return m.Source
 }
@@ -248,6 +251,9 @@ func (d *dashboard) measuredRows(b *collector.BondSample, width, nameW int, filt
 		case !rates:
 			rate = units.Short(float64(f.Bytes)) + "B"
 		}
+		if f.Sampled && rate != "-" {
+			rate = "~" + rate // counted 1 in N: an estimate
+		}
 		st := th.dim
 		if i, ok := index[f.Slave]; ok {
 			st = th.slave(i)
@@ -333,8 +339,11 @@ func meterStatus(b *collector.BondSample) string {
 		size = strconv.Itoa(m.MapSize/1024) + "k"
 	}
 	src := m.Source
-	if m.Source == string(flowmeter.SourceSampled) {
+	switch {
+	case m.Source == string(flowmeter.SourceSampled):
 		src = "1:" + strconv.Itoa(m.SampleRate)
+	case m.SampleRate > 1:
+		src += " 1:" + strconv.Itoa(m.SampleRate)
 	}
 	return fmt.Sprintf("meter %s %d/%s", src, m.MapEntries, size)
 }

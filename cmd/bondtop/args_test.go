@@ -1,10 +1,13 @@
 package main
 
 import (
+	"errors"
 	"io"
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/bondtop/bondtop/collector/flowmeter"
 )
 
 func TestParseArgs(t *testing.T) {
@@ -23,8 +26,28 @@ func TestParseArgs(t *testing.T) {
 	if err != nil || o.top != 7 || o.flowMapSize != 2048 || !o.noEBPF {
 		t.Fatalf("%+v %v", o, err)
 	}
-	if o, _ := parseArgs(nil, io.Discard); o.top != 50 || o.flowMapSize != 65536 {
-		t.Fatalf("defaults: top %d, map %d", o.top, o.flowMapSize)
+	if o, _ := parseArgs(nil, io.Discard); o.top != 50 || o.flowMapSize != 65536 || o.meterBudget != flowmeter.DefaultBudget {
+		t.Fatalf("defaults: top %d, map %d, budget %d", o.top, o.flowMapSize, o.meterBudget)
+	}
+	// The budget reaches the meter; 0 is no budget.
+	defer func(open func(flowmeter.Options) (flowmeter.Meter, error)) { openMeter = open }(openMeter)
+	for _, tc := range []struct {
+		arg        string
+		wantBudget int
+	}{{"1000", 1000}, {"0", -1}} {
+		o, err := parseArgs([]string{"--meter-budget", tc.arg}, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got flowmeter.Options
+		openMeter = func(opts flowmeter.Options) (flowmeter.Meter, error) {
+			got = opts
+			return nil, errors.New("not in this test")
+		}
+		startMeter(&o)
+		if got.Budget != tc.wantBudget {
+			t.Errorf("--meter-budget %s: the meter got %d, want %d", tc.arg, got.Budget, tc.wantBudget)
+		}
 	}
 	for _, bad := range [][]string{
 		{"--interval", "10ms"},
@@ -36,6 +59,7 @@ func TestParseArgs(t *testing.T) {
 		{"--top", "-1"},
 		{"--flow-map-size", "10"},
 		{"--flow-map-size", "99999999"},
+		{"--meter-budget", "-5"},
 	} {
 		if _, err := parseArgs(bad, io.Discard); err == nil {
 			t.Errorf("parseArgs(%q) accepted", bad)

@@ -81,6 +81,10 @@ Flags:
                          first (default 50)
   --flow-map-size N      flows the in-kernel meter keeps apart (default
                          65536); beyond, bytes count per slave as "other"
+  --meter-budget N       packets per second per CPU the in-kernel meter
+                         counts one by one (default 250000, about 2 % of
+                         a core); above it 1 in N, scaled, flows marked
+                         sampled; 0 counts every packet
   --no-ebpf              measure flows by sampling (AF_PACKET, 1 in 100)
                          instead of eBPF at the slaves
   --no-mouse             the dashboard leaves the mouse to the terminal (by
@@ -162,6 +166,7 @@ type options struct {
 	meterWhy    string
 	top         int
 	flowMapSize int
+	meterBudget int
 	noEBPF      bool
 	ovsRunDir   string
 	interval    time.Duration
@@ -320,6 +325,7 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.version, "version", false, "")
 	fs.IntVar(&o.top, "top", defaultTop, "")
 	fs.IntVar(&o.flowMapSize, "flow-map-size", flowmeter.DefaultMaxFlows, "")
+	fs.IntVar(&o.meterBudget, "meter-budget", flowmeter.DefaultBudget, "")
 	fs.BoolVar(&o.noEBPF, "no-ebpf", false, "")
 	fs.BoolVar(&o.noMouse, "no-mouse", false, "")
 	fs.StringVar(&o.ovsRunDir, "ovs-rundir", "", "")
@@ -341,6 +347,8 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 		return o, fmt.Errorf("--top %d: give how many flows per bond to keep (0 for none)", o.top)
 	case o.flowMapSize < 1024 || o.flowMapSize > 1<<24:
 		return o, fmt.Errorf("--flow-map-size %d: give between 1024 and 16777216 flows (default %d)", o.flowMapSize, flowmeter.DefaultMaxFlows)
+	case o.meterBudget < 0:
+		return o, fmt.Errorf("--meter-budget %d: give packets per second per CPU (default %d; 0 counts every packet)", o.meterBudget, flowmeter.DefaultBudget)
 	case o.count < 0:
 		return o, fmt.Errorf("--count %d: give a positive number of samples", o.count)
 	case o.once && o.count > 0:

@@ -36,7 +36,11 @@ func startMeter(o *options) (flowmeter.Meter, string) {
 	if openMeter == nil {
 		return nil, "this build of bondtop has no flow meter: only this host's own sockets show"
 	}
-	m, err := openMeter(flowmeter.Options{MaxFlows: o.flowMapSize, NoEBPF: o.noEBPF})
+	budget := o.meterBudget
+	if budget == 0 {
+		budget = -1 // the flag's 0: every packet
+	}
+	m, err := openMeter(flowmeter.Options{MaxFlows: o.flowMapSize, NoEBPF: o.noEBPF, Budget: budget})
 	if err != nil {
 		return nil, whyNoMeter(err)
 	}
@@ -85,8 +89,11 @@ func printTraffic(w io.Writer, b *collector.BondSample, top int) {
 		return
 	}
 	head := fmt.Sprintf("  traffic: %s, %d flows", m.Source, len(m.Flows))
-	if m.Source == string(flowmeter.SourceSampled) {
+	switch {
+	case m.Source == string(flowmeter.SourceSampled):
 		head = fmt.Sprintf("  traffic: sampled 1:%d (estimates), %d flows", m.SampleRate, len(m.Flows))
+	case m.SampleRate > 1:
+		head = fmt.Sprintf("  traffic: %s, 1:%d above --meter-budget (estimates), %d flows", m.Source, m.SampleRate, len(m.Flows))
 	}
 	if a := m.Agreement; a.Flows > 0 {
 		head += fmt.Sprintf(", hash check %d of %d tx flows on the predicted slave", a.Agree, a.Flows-a.Unpredictable)

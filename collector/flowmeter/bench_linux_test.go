@@ -30,18 +30,18 @@ func fillMap(b *testing.B, n int) *ebpfMeter {
 	}
 	b.Cleanup(func() { m.Close() })
 	m.slaves[1] = &attachment{ifindex: 1, name: "bench0"}
-	keys := make([]meterFlowKey, n)
+	keys := make([]meterFlow4Key, n)
 	vals := make([]meterFlowCounters, n)
 	now := bootNanos()
 	for i := range keys {
 		k := &keys[i]
-		k.Ifindex, k.Ethertype, k.Proto, k.Flags = 1, 0x0800, 6, keyIP
-		k.Src = [16]byte{10, byte(i >> 16), byte(i >> 8), byte(i)}
-		k.Dst = [16]byte{10, 255, 0, 1}
+		k.Ifindex, k.Proto, k.Flags = 1, 6, keyIP
+		k.Src = [4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)}
+		k.Dst = [4]byte{10, 255, 0, 1}
 		k.Sport, k.Dport = uint16(i), 443
 		vals[i] = meterFlowCounters{Bytes: uint64(i * 1000), Packets: uint64(i), FirstSeen: now, LastSeen: now}
 	}
-	if _, err := m.objs.Flows.BatchUpdate(keys, vals, nil); err != nil {
+	if _, err := m.objs.Flows4.BatchUpdate(keys, vals, nil); err != nil {
 		b.Fatal(err)
 	}
 	return m
@@ -82,7 +82,7 @@ func BenchmarkReadAndRank(b *testing.B) {
 		b.Run(fmt.Sprintf("flows=%d", n), func(b *testing.B) {
 			empty := fillMapEmpty(b, n)
 			m := fillMap(b, n)
-			kernel := memlock(b, m.objs.Flows.FD()) - empty
+			kernel := memlock(b, m.objs.Flows4.FD()) - empty
 			b.ReportAllocs()
 			b.ResetTimer()
 			u0, s0 := cpuTime(b)
@@ -117,7 +117,7 @@ func fillMapEmpty(b *testing.B, n int) int {
 		b.Fatal(err)
 	}
 	defer m.Close()
-	return memlock(b, m.objs.Flows.FD())
+	return memlock(b, m.objs.Flows4.FD())
 }
 
 // The meter's cost to the traffic it counts: TCP throughput over the veth
@@ -183,31 +183,4 @@ func BenchmarkThroughputWithMeter(b *testing.B) {
 	b.ReportMetric(with/without, "ratio")
 	b.ReportMetric(with*8/1e9/float64(b.N), "Gbit/s-with")
 	b.ReportMetric(without*8/1e9/float64(b.N), "Gbit/s-without")
-}
-
-// The program's own cost per packet, run by the kernel on one frame over
-// and over (BPF_PROG_TEST_RUN): the update of an existing flow, for a UDP
-// frame over IPv4 and an ICMPv6 error (the longest parse).
-func BenchmarkKernelProgram(b *testing.B) {
-	for _, v := range []hashVector{hashVectors()[3], hashVectors()[7]} {
-		b.Run(v.name, func(b *testing.B) {
-			needRoot(b)
-			spec, err := loadMeter()
-			if err != nil {
-				b.Fatal(err)
-			}
-			var objs meterObjects
-			if err := spec.LoadAndAssign(&objs, nil); err != nil {
-				b.Fatal(err)
-			}
-			defer objs.Close()
-			frame := frameOf(v.flow, 0)
-			b.ResetTimer()
-			_, per, err := objs.MeterEgress.Benchmark(frame, b.N, b.ResetTimer)
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.ReportMetric(float64(per.Nanoseconds()), "kernel-ns/packet")
-		})
-	}
 }

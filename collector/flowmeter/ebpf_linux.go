@@ -22,7 +22,14 @@ const (
 	keyQuoted         = 2
 	keyQuotedFragment = 4
 	keyIP             = 8
+	keyRx             = 16
+	keyTag8021Q       = 32
+	keyTag8021AD      = 64
 )
+
+// windowNanos is the program's rate window (WINDOW_NS): a CPU whose clock
+// is older than a few of them counts every packet again at its next one.
+const windowNanos = 10_000_000
 
 // ebpfMeter is the in-kernel meter: one loaded program pair and its maps,
 // attached to every slave Sync names.
@@ -37,6 +44,13 @@ type ebpfMeter struct {
 	keys    []meterFlowKey
 	vals    []meterFlowCounters
 	idle    []meterFlowKey
+	keys4   []meterFlow4Key
+	vals4   []meterFlowCounters
+	idle4   []meterFlow4Key
+	ekeys   []meterErrorKey
+	evals   []meterFlowCounters
+	eidle   []meterErrorKey
+	cpus    []meterCpuState
 	batchOK bool
 	stats   io.Closer // the kernel's run time statistics, while held
 }
@@ -63,6 +77,21 @@ func loadWithoutL4Hash(spec *ebpf.CollectionSpec, objs *meterObjects) error {
 	return spec.LoadAndAssign(objs, &ebpf.CollectionOptions{Programs: ebpf.ProgramOptions{KernelTypes: spec.Types}})
 }
 
+// errorFlows is the size of the ICMP errors' map for a flow map of n.
+func errorFlows(n int) int {
+	return max(n/8, 64)
+}
+
+// setBudget gives the program its budget: packets per second per CPU
+// counted one by one (0 in the program: no limit).
+func setBudget(spec *ebpf.CollectionSpec, budget int) error {
+	v, ok := spec.Variables["budget"]
+	if !ok {
+		return errors.New("no budget in the meter's object")
+	}
+	return v.Set(uint64(max(budget, 0)))
+}
+
 // openEBPF loads the meter's program and maps. Nothing is attached yet.
 func openEBPF(opts Options) (*ebpfMeter, error) {
 	// Kernels before 5.11 charge BPF memory to RLIMIT_MEMLOCK.
@@ -72,6 +101,11 @@ func openEBPF(opts Options) (*ebpfMeter, error) {
 		return nil, err
 	}
 	spec.Maps[meterMapFlows].MaxEntries = uint32(opts.MaxFlows)
+	spec.Maps[meterMapFlows4].MaxEntries = uint32(opts.MaxFlows)
+	spec.Maps[meterMapErrors].MaxEntries = uint32(errorFlows(opts.MaxFlows))
+	if err := setBudget(spec, opts.Budget); err != nil {
+		return nil, err
+	}
 	m := &ebpfMeter{opts: opts, owner: self(), slaves: map[int]*attachment{}, warn: map[int]string{}, batchOK: true}
 	if err := spec.LoadAndAssign(&m.objs, nil); err != nil {
 		// Reading skb->l4_hash needs the kernel's BTF and
@@ -176,37 +210,73 @@ func (m *ebpfMeter) Close() error {
 func (m *ebpfMeter) Read() (Reading, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	r := Reading{Source: SourceEBPF, SampleRate: 1, MapSize: int(m.objs.Flows.MaxEntries())}
-	n, err := m.readFlows()
+	r := Reading{Source: SourceEBPF, SampleRate: 1, Budget: max(m.opts.Budget, 0),
+		MapSize: int(m.objs.Flows4.MaxEntries() + m.objs.Flows.MaxEntries() + m.objs.Errors.MaxEntries())}
+	n4, err := readMap(m.objs.Flows4, &m.keys4, &m.vals4, &m.batchOK)
+	if err != nil {
+		return r, err
+	}
+	n, err := readMap(m.objs.Flows, &m.keys, &m.vals, &m.batchOK)
+	if err != nil {
+		return r, err
+	}
+	en, err := readMap(m.objs.Errors, &m.ekeys, &m.evals, &m.batchOK)
 	if err != nil {
 		return r, err
 	}
 	r.Time = time.Now()
+	boot := bootNanos()
 	toWall := bootClock(r.Time)
 	idleBefore := uint64(0)
-	if boot := bootNanos(); boot > uint64(m.opts.IdleTimeout) {
+	if boot > uint64(m.opts.IdleTimeout) {
 		idleBefore = boot - uint64(m.opts.IdleTimeout)
 	}
-	r.Flows = make([]Flow, 0, n)
-	m.idle = m.idle[:0]
-	for i := range n {
-		k, v := &m.keys[i], &m.vals[i]
-		a := m.slaves[int(k.Ifindex)]
+	r.Flows = make([]Flow, 0, n4+n+en)
+	m.idle4, m.idle, m.eidle = m.idle4[:0], m.idle[:0], m.eidle[:0]
+	add := func(ifindex uint32, v *meterFlowCounters) *Flow {
+		a := m.slaves[int(ifindex)]
 		if v.LastSeen < idleBefore || a == nil {
 			// Idle, or of a slave no longer metered: its entry goes.
-			m.idle = append(m.idle, *k)
-			continue
+			return nil
 		}
 		r.Flows = append(r.Flows, Flow{})
 		f := &r.Flows[len(r.Flows)-1]
-		decodeKey(k, &f.Key)
 		decodeCounters(v, &f.Counters, toWall)
 		f.Slave = a.name
+		return f
 	}
-	r.MapEntries = n - len(m.idle)
-	m.deleteIdle()
+	for i := range n4 {
+		if f := add(m.keys4[i].Ifindex, &m.vals4[i]); f != nil {
+			decodeKey4(&m.keys4[i], &f.Key)
+		} else {
+			m.idle4 = append(m.idle4, m.keys4[i])
+		}
+	}
+	for i := range n {
+		if f := add(m.keys[i].Ifindex, &m.vals[i]); f != nil {
+			decodeKey(&m.keys[i], &f.Key)
+		} else {
+			m.idle = append(m.idle, m.keys[i])
+		}
+	}
+	for i := range en {
+		k := &m.ekeys[i]
+		if f := add(k.Flow.Ifindex, &m.evals[i]); f != nil {
+			decodeKey(&k.Flow, &f.Key)
+			decodeQuoted(k, &f.Key)
+		} else {
+			m.eidle = append(m.eidle, *k)
+		}
+	}
+	r.MapEntries = n4 + n + en - len(m.idle4) - len(m.idle) - len(m.eidle)
+	deleteKeys(m.objs.Flows4, m.idle4, m.batchOK)
+	deleteKeys(m.objs.Flows, m.idle, m.batchOK)
+	deleteKeys(m.objs.Errors, m.eidle, m.batchOK)
 	r.Lost, err = m.readLost()
 	if err != nil {
+		return r, err
+	}
+	if err := m.readCPUs(&r, boot); err != nil {
 		return r, err
 	}
 	r.Attach = m.attachKind()
@@ -222,37 +292,59 @@ func (m *ebpfMeter) Read() (Reading, error) {
 	return r, nil
 }
 
-// readFlows copies the whole flow map into m.keys and m.vals, by batches
-// where the kernel has them (5.6+), else element by element.
-func (m *ebpfMeter) readFlows() (int, error) {
-	size := int(m.objs.Flows.MaxEntries())
-	if cap(m.keys) < size {
-		m.keys = make([]meterFlowKey, size)
-		m.vals = make([]meterFlowCounters, size)
+// readCPUs fills r's SampleRate (the highest N a CPU counts 1 in N with
+// now) and packet totals from the programs' per-CPU state. A CPU that saw
+// no packet for a while counts its next one whatever its N says: its rate
+// window starts again.
+func (m *ebpfMeter) readCPUs(r *Reading, boot uint64) error {
+	if err := m.objs.Cpu.Lookup(uint32(0), &m.cpus); err != nil {
+		return fmt.Errorf("reading the meter's per-CPU state: %w", err)
 	}
-	m.keys, m.vals = m.keys[:size], m.vals[:size]
-	if m.batchOK {
-		n, err := m.readBatches()
+	r.SampleRate = 1
+	for i := range m.cpus {
+		c := &m.cpus[i]
+		if c.Rate > 1 && boot-c.Now < 3*windowNanos {
+			r.SampleRate = max(r.SampleRate, int(c.Rate))
+		}
+		r.SeenPackets += c.SeenTotal
+		r.CountedPackets += c.CountedTotal
+		r.EstimateVariance += c.Variance
+	}
+	return nil
+}
+
+// readMap copies a whole flow map into keys and vals, by batches where the
+// kernel has them (5.6+; batchOK turns false where it has not), else
+// element by element.
+func readMap[K any](fm *ebpf.Map, keys *[]K, vals *[]meterFlowCounters, batchOK *bool) (int, error) {
+	size := int(fm.MaxEntries())
+	if cap(*keys) < size {
+		*keys = make([]K, size)
+		*vals = make([]meterFlowCounters, size)
+	}
+	*keys, *vals = (*keys)[:size], (*vals)[:size]
+	if *batchOK {
+		n, err := readBatches(fm, *keys, *vals)
 		if err == nil {
 			return n, nil
 		}
 		if !errors.Is(err, ebpf.ErrNotSupported) {
 			return 0, err
 		}
-		m.batchOK = false
+		*batchOK = false
 	}
 	n := 0
-	it := m.objs.Flows.Iterate()
-	for n < size && it.Next(&m.keys[n], &m.vals[n]) {
+	it := fm.Iterate()
+	for n < size && it.Next(&(*keys)[n], &(*vals)[n]) {
 		n++
 	}
 	return n, it.Err()
 }
 
-// readBatches reads the map in chunks. A hash map answers ENOSPC when a
+// readBatches reads a map in chunks. A hash map answers ENOSPC when a
 // bucket does not fit in the chunk: then it starts over with larger ones.
-func (m *ebpfMeter) readBatches() (int, error) {
-	size := len(m.keys)
+func readBatches[K any](fm *ebpf.Map, keys []K, vals []meterFlowCounters) (int, error) {
+	size := len(keys)
 	chunk := min(size, 4096)
 	for {
 		var cursor ebpf.MapBatchCursor
@@ -262,7 +354,7 @@ func (m *ebpfMeter) readBatches() (int, error) {
 			if end == n {
 				return n, nil
 			}
-			got, err := m.objs.Flows.BatchLookup(&cursor, m.keys[n:end], m.vals[n:end], nil)
+			got, err := fm.BatchLookup(&cursor, keys[n:end], vals[n:end], nil)
 			n += got
 			if errors.Is(err, ebpf.ErrKeyNotExist) {
 				return n, nil
@@ -278,25 +370,25 @@ func (m *ebpfMeter) readBatches() (int, error) {
 	}
 }
 
-func (m *ebpfMeter) deleteIdle() {
-	if len(m.idle) == 0 {
+func deleteKeys[K any](fm *ebpf.Map, keys []K, batchOK bool) {
+	if len(keys) == 0 {
 		return
 	}
-	if m.batchOK {
-		if _, err := m.objs.Flows.BatchDelete(m.idle, nil); err == nil {
+	if batchOK {
+		if _, err := fm.BatchDelete(keys, nil); err == nil {
 			return
 		}
 	}
-	for i := range m.idle {
+	for i := range keys {
 		// Gone already is fine: another reader deleted it.
-		_ = m.objs.Flows.Delete(&m.idle[i])
+		_ = fm.Delete(&keys[i])
 	}
 }
 
 func (m *ebpfMeter) readLost() ([]Lost, error) {
 	var (
 		k    meterLostKey
-		v    meterLostCounters
+		v    []meterLostCounters // one per CPU
 		lost []Lost
 	)
 	it := m.objs.Lost.Iterate()
@@ -305,7 +397,12 @@ func (m *ebpfMeter) readLost() ([]Lost, error) {
 		if a == nil {
 			continue
 		}
-		lost = append(lost, Lost{Ifindex: int(k.Ifindex), Slave: a.name, Direction: Direction(k.Direction), Bytes: v.Bytes, Packets: v.Packets})
+		l := Lost{Ifindex: int(k.Ifindex), Slave: a.name, Direction: Direction(k.Direction)}
+		for i := range v {
+			l.Bytes += v[i].Bytes
+			l.Packets += v[i].Packets
+		}
+		lost = append(lost, l)
 	}
 	sort.Slice(lost, func(i, j int) bool {
 		if lost[i].Ifindex != lost[j].Ifindex {
@@ -341,21 +438,54 @@ func (m *ebpfMeter) warnings() []string {
 // decodeKey turns the kernel's key into a Key.
 func decodeKey(k *meterFlowKey, out *Key) {
 	*out = Key{
-		Ifindex: int(k.Ifindex), Direction: Direction(k.Direction), VLAN: k.Vlan,
-		EtherType: k.Ethertype, FrameTPID: k.FrameTpid, Proto: k.Proto,
+		Ifindex: int(k.Ifindex), VLAN: k.Vlan, EtherType: k.Ethertype, Proto: k.Proto,
 		SrcPort: k.Sport, DstPort: k.Dport, Fragment: k.Flags&keyFragment != 0,
 		ICMPType: k.IcmpType, ICMPCode: k.IcmpCode,
+	}
+	if k.Flags&keyRx != 0 {
+		out.Direction = Rx
+	}
+	switch {
+	case k.Flags&keyTag8021Q != 0:
+		out.FrameTPID = 0x8100
+	case k.Flags&keyTag8021AD != 0:
+		out.FrameTPID = 0x88a8
 	}
 	if k.Flags&keyIP == 0 {
 		return
 	}
 	v6 := k.Ethertype == bonding.EtherTypeIPv6
 	out.Src, out.Dst = addr(&k.Src, v6), addr(&k.Dst, v6)
-	if k.Flags&keyQuoted != 0 {
-		out.Quoted = bonding.Quoted{
-			Src: addr(&k.QuotedSrc, v6), Dst: addr(&k.QuotedDst, v6), Proto: k.QuotedProto,
-			SrcPort: k.QuotedSport, DstPort: k.QuotedDport, Fragment: k.Flags&keyQuotedFragment != 0,
-		}
+}
+
+// decodeKey4 turns the kernel's key of an IPv4 flow into a Key.
+func decodeKey4(k *meterFlow4Key, out *Key) {
+	*out = Key{
+		Ifindex: int(k.Ifindex), VLAN: k.Vlan, EtherType: bonding.EtherTypeIPv4, Proto: k.Proto,
+		SrcPort: k.Sport, DstPort: k.Dport, Fragment: k.Flags&keyFragment != 0,
+		ICMPType: k.IcmpType, ICMPCode: k.IcmpCode,
+		Src: netip.AddrFrom4(k.Src), Dst: netip.AddrFrom4(k.Dst),
+	}
+	if k.Flags&keyRx != 0 {
+		out.Direction = Rx
+	}
+	switch {
+	case k.Flags&keyTag8021Q != 0:
+		out.FrameTPID = 0x8100
+	case k.Flags&keyTag8021AD != 0:
+		out.FrameTPID = 0x88a8
+	}
+}
+
+// decodeQuoted adds the header an ICMP error quotes to its Key.
+func decodeQuoted(k *meterErrorKey, out *Key) {
+	if k.Flow.Flags&keyQuoted == 0 {
+		return
+	}
+	v6 := k.Flow.Ethertype == bonding.EtherTypeIPv6
+	out.Quoted = bonding.Quoted{
+		Src: addr(&k.QuotedSrc, v6), Dst: addr(&k.QuotedDst, v6), Proto: k.QuotedProto,
+		SrcPort: k.QuotedSport, DstPort: k.QuotedDport, Fragment: k.Flow.Flags&keyQuotedFragment != 0,
 	}
 }
 
@@ -373,7 +503,7 @@ func decodeCounters(v *meterFlowCounters, out *Counters, toWall func(uint64) tim
 		Bytes: v.Bytes, Packets: v.Packets,
 		FirstSeen: toWall(v.FirstSeen), LastSeen: toWall(v.LastSeen),
 		SrcMAC: v.SrcMac, DstMAC: v.DstMac, SkbHash: v.SkbHash, L4Hash: v.L4Hash != 0,
-		IngressIfindex: int(v.IngressIfindex),
+		IngressIfindex: int(v.IngressIfindex), Sampled: v.Sampled != 0,
 	}
 }
 

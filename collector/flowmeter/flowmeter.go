@@ -98,6 +98,10 @@ type Counters struct {
 	// tap, a bridge port, a router port); 0 for locally sent packets and
 	// on rx.
 	IngressIfindex int
+	// Sampled marks counters that took packets counted 1 in N (the eBPF
+	// meter above its budget, or the sampled meter): Bytes and Packets
+	// are then estimates.
+	Sampled bool
 }
 
 // Flow is a Key with its Counters and the slave's name.
@@ -158,9 +162,24 @@ type Lost struct {
 type Reading struct {
 	Time   time.Time
 	Source SourceKind
-	// SampleRate is N of "1 in N" for SourceSampled, 1 for SourceEBPF.
+	// SampleRate is N of "1 in N": for SourceSampled always; for
+	// SourceEBPF the highest N a CPU counts with now (1: every packet
+	// counted, the budget not reached).
 	SampleRate int
-	Flows      []Flow
+	// Budget is the eBPF meter's budget in packets per second per CPU
+	// (Options.Budget; 0: none).
+	Budget int
+	// SeenPackets and CountedPackets are the socket buffers the eBPF
+	// programs ran for since Open, and those they counted (all of them
+	// below the budget): every CPU's, to the start of its current rate
+	// window (10 ms, or the CPU's last packet).
+	SeenPackets, CountedPackets uint64
+	// EstimateVariance is the variance of the packet estimates counting
+	// 1 in N put in all the flows, in packets² (N(N-1) for each packet
+	// counted so): the square root is the standard deviation of their
+	// total, and a share of the packets has about that share of it.
+	EstimateVariance uint64
+	Flows            []Flow
 	// Lost has an entry per slave and direction with bytes no flow entry
 	// holds (the map was full); cumulative like the flows.
 	Lost []Lost
@@ -208,6 +227,11 @@ type Options struct {
 	ForceClsact bool
 	// NoEBPF skips the eBPF meter and goes straight to the fallback.
 	NoEBPF bool
+	// Budget is the packets per second per CPU the eBPF meter counts one
+	// by one; above it a CPU counts 1 in N packets at random, N times
+	// each, so its cost stays near the budget's (docs/flow-meter.md).
+	// 0 means DefaultBudget; a negative budget counts every packet.
+	Budget int
 	// KernelStats has the kernel time the meter's programs
 	// (Reading.KernelCPU). While the meter is open the kernel then times
 	// every BPF program on the host (a clock read per run; off again at
@@ -220,4 +244,8 @@ const (
 	DefaultMaxFlows    = 64 * 1024
 	DefaultSampleRate  = 100
 	DefaultIdleTimeout = 60 * time.Second
+	// DefaultBudget keeps the meter under 2 % of a core per CPU: 20 ms a
+	// second at the cost of a counted packet the benchmark measures
+	// (docs/flow-meter.md), new flows and a full map weighed in.
+	DefaultBudget = 250_000
 )

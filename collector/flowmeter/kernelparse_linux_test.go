@@ -15,9 +15,17 @@ import (
 func kernelKey(t testing.TB, objs *meterObjects, frame []byte) (f Flow, ok bool, err error) {
 	t.Helper()
 	var k meterFlowKey
+	var k4 meterFlow4Key
+	var ek meterErrorKey
 	var v meterFlowCounters
+	for it := objs.Flows4.Iterate(); it.Next(&k4, &v); {
+		_ = objs.Flows4.Delete(&k4)
+	}
 	for it := objs.Flows.Iterate(); it.Next(&k, &v); {
 		_ = objs.Flows.Delete(&k)
+	}
+	for it := objs.Errors.Iterate(); it.Next(&ek, &v); {
+		_ = objs.Errors.Delete(&ek)
 	}
 	ret, err := objs.MeterEgress.Run(&ebpf.RunOptions{Data: frame})
 	if err != nil {
@@ -28,11 +36,16 @@ func kernelKey(t testing.TB, objs *meterObjects, frame []byte) (f Flow, ok bool,
 	if int32(ret) != -1 {
 		t.Fatalf("the program returned %d, not TC_ACT_UNSPEC", int32(ret))
 	}
-	it := objs.Flows.Iterate()
-	if !it.Next(&k, &v) {
+	if it := objs.Flows4.Iterate(); it.Next(&k4, &v) {
+		decodeKey4(&k4, &f.Key)
+	} else if it := objs.Flows.Iterate(); it.Next(&k, &v) {
+		decodeKey(&k, &f.Key)
+	} else if it := objs.Errors.Iterate(); it.Next(&ek, &v) {
+		decodeKey(&ek.Flow, &f.Key)
+		decodeQuoted(&ek, &f.Key)
+	} else {
 		return f, false, nil
 	}
-	decodeKey(&k, &f.Key)
 	decodeCounters(&v, &f.Counters, bootClock(time.Now()))
 	if v.Bytes != uint64(len(frame)) || v.Packets != 1 {
 		t.Errorf("counted %d bytes %d packets for a frame of %d", v.Bytes, v.Packets, len(frame))
@@ -40,12 +53,19 @@ func kernelKey(t testing.TB, objs *meterObjects, frame []byte) (f Flow, ok bool,
 	return f, true, nil
 }
 
-func loadObjects(t testing.TB) *meterObjects {
+// loadObjects loads the meter; copy has it copy every header out of the
+// socket buffer, as for headers outside its linear part.
+func loadObjects(t testing.TB, copy bool) *meterObjects {
 	t.Helper()
 	needRoot(t)
 	spec, err := loadMeter()
 	if err != nil {
 		t.Fatal(err)
+	}
+	if copy {
+		if err := spec.Variables["copy_headers"].Set(uint8(1)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	var objs meterObjects
 	if err := spec.LoadAndAssign(&objs, nil); err != nil {
@@ -57,9 +77,17 @@ func loadObjects(t testing.TB) *meterObjects {
 
 // The kernel program and the Go parser read every frame alike: the hash
 // vectors' frames, and random mutations of them (cut short, bytes
-// flipped), so the sampled fallback and the eBPF meter give one key.
+// flipped), so the sampled fallback and the eBPF meter give one key; with
+// the headers read in place and copied out alike.
 func TestKernelParserMatchesGo(t *testing.T) {
-	objs := loadObjects(t)
+	for _, copy := range []bool{false, true} {
+		t.Run(map[bool]string{false: "in-place", true: "copied"}[copy], func(t *testing.T) {
+			testKernelParser(t, loadObjects(t, copy))
+		})
+	}
+}
+
+func testKernelParser(t *testing.T, objs *meterObjects) {
 	refused := 0
 	check := func(frame []byte) {
 		t.Helper()

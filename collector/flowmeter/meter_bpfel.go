@@ -13,6 +13,49 @@ import (
 	"github.com/cilium/ebpf"
 )
 
+type meterCpuState struct {
+	_            structs.HostLayout
+	Jiffies      uint64
+	Now          uint64
+	WindowStart  uint64
+	Seen         uint64
+	Counted      uint64
+	Charged      uint64
+	SeenTotal    uint64
+	CountedTotal uint64
+	FullJiffies  uint64
+	Variance     uint64
+	Rate         uint32
+	Threshold    uint32
+}
+
+type meterErrorKey struct {
+	_           structs.HostLayout
+	Flow        meterFlowKey
+	QuotedProto uint8
+	Pad         uint8
+	QuotedSport uint16
+	QuotedDport uint16
+	Pad2        uint16
+	QuotedSrc   [16]uint8
+	QuotedDst   [16]uint8
+}
+
+type meterFlow4Key struct {
+	_        structs.HostLayout
+	Ifindex  uint32
+	Vlan     uint16
+	Sport    uint16
+	Dport    uint16
+	Proto    uint8
+	IcmpType uint8
+	IcmpCode uint8
+	Flags    uint8
+	Pad      uint16
+	Src      [4]uint8
+	Dst      [4]uint8
+}
+
 type meterFlowCounters struct {
 	_              structs.HostLayout
 	Bytes          uint64
@@ -21,32 +64,26 @@ type meterFlowCounters struct {
 	LastSeen       uint64
 	SkbHash        uint32
 	IngressIfindex uint32
-	SrcMac         [6]uint8
 	DstMac         [6]uint8
+	SrcMac         [6]uint8
 	L4Hash         uint8
-	Pad            [3]uint8
+	Sampled        uint8
+	Pad            [2]uint8
 }
 
 type meterFlowKey struct {
-	_           structs.HostLayout
-	Ifindex     uint32
-	Vlan        uint16
-	Ethertype   uint16
-	FrameTpid   uint16
-	Sport       uint16
-	Dport       uint16
-	Direction   uint8
-	Proto       uint8
-	IcmpType    uint8
-	IcmpCode    uint8
-	Flags       uint8
-	QuotedProto uint8
-	QuotedSport uint16
-	QuotedDport uint16
-	Src         [16]uint8
-	Dst         [16]uint8
-	QuotedSrc   [16]uint8
-	QuotedDst   [16]uint8
+	_         structs.HostLayout
+	Ifindex   uint32
+	Vlan      uint16
+	Ethertype uint16
+	Sport     uint16
+	Dport     uint16
+	Proto     uint8
+	IcmpType  uint8
+	IcmpCode  uint8
+	Flags     uint8
+	Src       [16]uint8
+	Dst       [16]uint8
 }
 
 type meterLostCounters struct {
@@ -65,10 +102,15 @@ type meterLostKey struct {
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
+	meterMapCpu           = "cpu"
+	meterMapErrors        = "errors"
 	meterMapFlows         = "flows"
+	meterMapFlows4        = "flows4"
 	meterMapLost          = "lost"
 	meterProgMeterEgress  = "meter_egress"
 	meterProgMeterIngress = "meter_ingress"
+	meterVarBudget        = "budget"
+	meterVarCopyHeaders   = "copy_headers"
 	meterVarReadL4Hash    = "read_l4_hash"
 )
 
@@ -122,15 +164,20 @@ type meterProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type meterMapSpecs struct {
-	Flows *ebpf.MapSpec `ebpf:"flows"`
-	Lost  *ebpf.MapSpec `ebpf:"lost"`
+	Cpu    *ebpf.MapSpec `ebpf:"cpu"`
+	Errors *ebpf.MapSpec `ebpf:"errors"`
+	Flows  *ebpf.MapSpec `ebpf:"flows"`
+	Flows4 *ebpf.MapSpec `ebpf:"flows4"`
+	Lost   *ebpf.MapSpec `ebpf:"lost"`
 }
 
 // meterVariableSpecs contains global variables before they are loaded into the kernel.
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type meterVariableSpecs struct {
-	ReadL4Hash *ebpf.VariableSpec `ebpf:"read_l4_hash"`
+	Budget      *ebpf.VariableSpec `ebpf:"budget"`
+	CopyHeaders *ebpf.VariableSpec `ebpf:"copy_headers"`
+	ReadL4Hash  *ebpf.VariableSpec `ebpf:"read_l4_hash"`
 }
 
 // meterObjects contains all objects after they have been loaded into the kernel.
@@ -153,13 +200,19 @@ func (o *meterObjects) Close() error {
 //
 // It can be passed to loadMeterObjects or ebpf.CollectionSpec.LoadAndAssign.
 type meterMaps struct {
-	Flows *ebpf.Map `ebpf:"flows"`
-	Lost  *ebpf.Map `ebpf:"lost"`
+	Cpu    *ebpf.Map `ebpf:"cpu"`
+	Errors *ebpf.Map `ebpf:"errors"`
+	Flows  *ebpf.Map `ebpf:"flows"`
+	Flows4 *ebpf.Map `ebpf:"flows4"`
+	Lost   *ebpf.Map `ebpf:"lost"`
 }
 
 func (m *meterMaps) Close() error {
 	return _MeterClose(
+		m.Cpu,
+		m.Errors,
 		m.Flows,
+		m.Flows4,
 		m.Lost,
 	)
 }
@@ -168,7 +221,9 @@ func (m *meterMaps) Close() error {
 //
 // It can be passed to loadMeterObjects or ebpf.CollectionSpec.LoadAndAssign.
 type meterVariables struct {
-	ReadL4Hash *ebpf.Variable `ebpf:"read_l4_hash"`
+	Budget      *ebpf.Variable `ebpf:"budget"`
+	CopyHeaders *ebpf.Variable `ebpf:"copy_headers"`
+	ReadL4Hash  *ebpf.Variable `ebpf:"read_l4_hash"`
 }
 
 // meterPrograms contains all programs after they have been loaded into the kernel.

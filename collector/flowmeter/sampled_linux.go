@@ -258,7 +258,7 @@ func (m *sampledMeter) count(k *Key, src, dst [6]byte, length uint32) {
 			l.Packets += n
 			return
 		}
-		c = &Counters{FirstSeen: now}
+		c = &Counters{FirstSeen: now, Sampled: m.opts.SampleRate > 1}
 		m.flows[*k] = c
 	}
 	c.Bytes += uint64(length) * n

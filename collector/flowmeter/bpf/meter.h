@@ -20,6 +20,8 @@ typedef long long __s64;
 #define __type(name, val) typeof(val) *name
 
 #define BPF_MAP_TYPE_HASH 1
+#define BPF_MAP_TYPE_PERCPU_HASH 5
+#define BPF_MAP_TYPE_PERCPU_ARRAY 6
 #define BPF_NOEXIST 1
 #define BPF_F_NO_PREALLOC 1
 
@@ -72,6 +74,8 @@ static void *(*bpf_map_lookup_elem)(void *map, const void *key) = (void *)1;
 static long (*bpf_map_update_elem)(void *map, const void *key, const void *value, __u64 flags) = (void *)2;
 static long (*bpf_skb_load_bytes)(const void *skb, __u32 offset, void *to, __u32 len) = (void *)26;
 static __u64 (*bpf_ktime_get_boot_ns)(void) = (void *)125;
+static __u32 (*bpf_get_prandom_u32)(void) = (void *)7;
+static __u64 (*bpf_jiffies64)(void) = (void *)118;
 static long (*bpf_probe_read_kernel)(void *dst, __u32 size, const void *unsafe_ptr) = (void *)113;
 
 /* CO-RE field queries (clang's enum bpf_field_info_kind): the loader
