@@ -168,6 +168,7 @@ type options struct {
 	bonds       []string
 	command     string // "" (watch) or "list"
 	noMouse     bool
+	fleet       fleetOptions
 }
 
 func main() {
@@ -291,6 +292,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 
+	if opts.fleet.url != "" {
+		return fail(stderr, runFleet(opts, stdout))
+	}
 	if opts.replay != "" {
 		return fail(stderr, replay(opts, stdout, stderr))
 	}
@@ -395,6 +399,7 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.noEBPF, "no-ebpf", false, "")
 	fs.BoolVar(&o.noMouse, "no-mouse", false, "")
 	fs.StringVar(&o.ovsRunDir, "ovs-rundir", "", "")
+	registerFleetFlags(fs, &o.fleet)
 
 	positional, err := parseInterleaved(fs, args)
 	if err != nil {
@@ -429,6 +434,9 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 		return o, errors.New("--demo and --root exclude each other: the demo is a simulated host")
 	case o.json && !o.once && o.count == 0 && o.command == "" && o.replay == "":
 		return o, errors.New("--json needs --once or --count N (the dashboard is interactive)")
+	}
+	if err := checkFleetFlags(o); err != nil {
+		return o, err
 	}
 	scheme, err := checkWebConfig(o.listen, o.webConfig)
 	if err != nil {
