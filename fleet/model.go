@@ -212,8 +212,10 @@ func Assemble(up, gauges, lastKnown, rates model.Vector) *Fleet {
 		}
 		bps := v * 8
 		k := bondKey{string(s.Metric["instance"]), string(s.Metric["job"]), string(s.Metric["bond"])}
-		if bonds[k] == nil {
-			continue // rates alone make no bond: it is gone, or its host down
+		if bonds[k] == nil || !bonds[k].ExporterUp {
+			// Rates alone make no bond (it is gone), and a rate() over
+			// the samples from before a host went down is no rate now.
+			continue
 		}
 		switch s.Metric[tagLabel] {
 		case "bond_tx":
