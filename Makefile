@@ -71,7 +71,7 @@ FUZZ_TARGETS := bonding:FuzzParseProc bonding:FuzzParseNetDev bonding:FuzzReadSy
 	cmd/bondtop:FuzzParseAllow \
 	intent:FuzzNetplan intent:FuzzNMKeyfile intent:FuzzIfcfg intent:FuzzNetworkd intent:FuzzIfupdown \
 	internal/printable:FuzzString internal/webconfig:FuzzLoad internal/promtext:FuzzExposition metrics:FuzzProcFiles \
-	drill:FuzzPeerNotification \
+	drill:FuzzPeerNotification fleet:FuzzParseSelector \
 	collector/flowmeter:FuzzParseFrame \
 	collector/neighbors:FuzzDecode bonding:FuzzParseXstats collector/neighbors:FuzzDecodeLACPDU \
 	ovs:FuzzDecodeMessage ovs:FuzzParseBondShow ovs:FuzzParseLACPShow \
