@@ -87,6 +87,13 @@ Flags:
   --ovs-rundir DIR       where ovsdb-server's db.sock and ovs-vswitchd's
                          control socket are (default /var/run/openvswitch);
                          Open vSwitch bonds are shown beside Linux bonds
+  --prometheus URL       the fleet: every bond of every host a Prometheus
+                         holds bondtop metrics for, worst first (with --once,
+                         --count N --json, or list; docs/fleet.md)
+  --prometheus-match SEL with --prometheus: scope it, e.g. '{job="bondtop",dc="fra1"}'
+  --prometheus.config.file FILE
+                         with --prometheus: auth, TLS and proxy, in
+                         Prometheus' http_config format
   --version              print the version and exit
   -h, --help             this help
 
@@ -118,6 +125,7 @@ Examples:
   bondtop list                           which bonds are here
   bondtop --root ./bundle --once         a support bundle copied from a server
   bondtop --listen :9843 --headless      a fleet host for Prometheus to scrape
+  bondtop list --prometheus http://prom:9090  every bond of the fleet, worst first
   bondtop --record incident.rec bond0    watch and keep what was seen
   bondtop --replay incident.rec --speed 10  play it back, ten times faster
   bondtop hash bond0 10.0.0.5:443        which slave carries a connection to 10.0.0.5:443
