@@ -104,8 +104,20 @@ func Assemble(up, gauges, lastKnown, rates model.Vector) *Fleet {
 		exporters[k] = &Exporter{Instance: k[0], Job: k[1], Up: s.Value == 1}
 	}
 	bonds := map[bondKey]*Bond{}
-	slaves := map[bondKey]map[string]*Slave{}
-	findings := map[bondKey]map[[2]string]*Finding{}
+	// One map each for all bonds: 10 000 small maps cost more than the
+	// rest of the list (BenchmarkAssemble10000).
+	type slaveKey struct {
+		bondKey
+		slave string
+	}
+	type findingKey struct {
+		bondKey
+		id, severity string
+	}
+	slaves := map[slaveKey]*Slave{}
+	findings := map[findingKey]*Finding{}
+	bondSlaves := map[bondKey][]*Slave{}
+	bondFindings := map[bondKey][]*Finding{}
 	bondOf := func(m model.Metric) *Bond {
 		k := bondKey{string(m["instance"]), string(m["job"]), string(m["bond"])}
 		if k.bond == "" {
@@ -118,8 +130,6 @@ func Assemble(up, gauges, lastKnown, rates model.Vector) *Fleet {
 				b.ExporterUp = e.Up
 			}
 			bonds[k] = b
-			slaves[k] = map[string]*Slave{}
-			findings[k] = map[[2]string]*Finding{}
 		}
 		return b
 	}
@@ -128,10 +138,12 @@ func Assemble(up, gauges, lastKnown, rates model.Vector) *Fleet {
 			return nil
 		}
 		k := bondKey{string(m["instance"]), string(m["job"]), string(m["bond"])}
-		s := slaves[k][string(m["slave"])]
+		sk := slaveKey{k, string(m["slave"])}
+		s := slaves[sk]
 		if s == nil {
-			s = &Slave{Name: string(m["slave"])}
-			slaves[k][s.Name] = s
+			s = &Slave{Name: sk.slave}
+			slaves[sk] = s
+			bondSlaves[k] = append(bondSlaves[k], s)
 		}
 		return s
 	}
@@ -184,11 +196,12 @@ func Assemble(up, gauges, lastKnown, rates model.Vector) *Fleet {
 				return
 			}
 			k := bondKey{b.Instance, b.Job, b.Name}
-			fk := [2]string{string(m["id"]), string(m["severity"])}
-			fd := findings[k][fk]
+			fk := findingKey{k, string(m["id"]), string(m["severity"])}
+			fd := findings[fk]
 			if fd == nil {
-				fd = &Finding{ID: fk[0], Severity: fk[1], Slaves: []string{}}
-				findings[k][fk] = fd
+				fd = &Finding{ID: fk.id, Severity: fk.severity, Slaves: []string{}}
+				findings[fk] = fd
+				bondFindings[k] = append(bondFindings[k], fd)
 			}
 			if sl := string(m["slave"]); sl != "" {
 				fd.Slaves = append(fd.Slaves, sl)
@@ -233,11 +246,11 @@ func Assemble(up, gauges, lastKnown, rates model.Vector) *Fleet {
 		}
 	}
 	for k, b := range bonds {
-		for _, s := range slaves[k] {
+		for _, s := range bondSlaves[k] {
 			b.Slaves = append(b.Slaves, *s)
 		}
 		slices.SortFunc(b.Slaves, func(x, y Slave) int { return natural.Compare(x.Name, y.Name) })
-		for _, fd := range findings[k] {
+		for _, fd := range bondFindings[k] {
 			slices.SortFunc(fd.Slaves, natural.Compare)
 			fd.Slaves = slices.Compact(fd.Slaves)
 			b.Findings = append(b.Findings, *fd)
