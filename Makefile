@@ -73,7 +73,7 @@ FUZZ_TARGETS := bonding:FuzzParseProc bonding:FuzzParseNetDev bonding:FuzzReadSy
 	cmd/bondtop:FuzzParseAllow \
 	intent:FuzzNetplan intent:FuzzNMKeyfile intent:FuzzIfcfg intent:FuzzNetworkd intent:FuzzIfupdown \
 	internal/printable:FuzzString internal/printable:FuzzJSON internal/printable:FuzzText metrics/webguard:FuzzCheck metrics:FuzzProcFiles \
-	drill:FuzzPeerNotification \
+	drill:FuzzPeerNotification fleet:FuzzParseSelector \
 	collector/flowmeter:FuzzParseFrame \
 	collector/neighbors:FuzzDecode bonding:FuzzParseXstats collector/neighbors:FuzzDecodeLACPDU \
 	ovs:FuzzDecodeMessage ovs:FuzzParseBondShow ovs:FuzzParseLACPShow \

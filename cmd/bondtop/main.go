@@ -92,6 +92,13 @@ Flags:
   --ovs-rundir DIR       where ovsdb-server's db.sock and ovs-vswitchd's
                          control socket are (default /var/run/openvswitch);
                          Open vSwitch bonds are shown beside Linux bonds
+  --prometheus URL       the fleet: every bond of every host a Prometheus
+                         holds bondtop metrics for, worst first (with --once,
+                         --count N --json, or list; docs/fleet.md)
+  --prometheus-match SEL with --prometheus: scope it, e.g. '{job="bondtop",dc="fra1"}'
+  --prometheus.config.file FILE
+                         with --prometheus: auth, TLS and proxy, in
+                         Prometheus' http_config format
   --version              print the version and exit
   -h, --help             this help
 
@@ -123,6 +130,7 @@ Examples:
   bondtop list                           which bonds are here
   bondtop --root ./bundle --once         a support bundle copied from a server
   bondtop --listen :9843 --headless      a fleet host for Prometheus to scrape
+  bondtop list --prometheus http://prom:9090  every bond of the fleet, worst first
   bondtop --record incident.rec bond0    watch and keep what was seen
   bondtop --replay incident.rec --speed 10  play it back, ten times faster
   bondtop hash bond0 10.0.0.5:443        which slave carries a connection to 10.0.0.5:443
@@ -177,6 +185,7 @@ type options struct {
 	bonds       []string
 	command     string // "" (watch) or "list"
 	noMouse     bool
+	fleet       fleetOptions
 }
 
 func main() {
@@ -220,6 +229,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 
+	if opts.fleet.url != "" {
+		return fail(stderr, runFleet(opts, stdout))
+	}
 	if opts.replay != "" {
 		return fail(stderr, replay(opts, stdout, stderr))
 	}
@@ -329,6 +341,7 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.noEBPF, "no-ebpf", false, "")
 	fs.BoolVar(&o.noMouse, "no-mouse", false, "")
 	fs.StringVar(&o.ovsRunDir, "ovs-rundir", "", "")
+	registerFleetFlags(fs, &o.fleet)
 
 	positional, err := parseInterleaved(fs, args)
 	if err != nil {
@@ -365,6 +378,9 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 		return o, errors.New("--demo and --root exclude each other: the demo is a simulated host")
 	case o.json && !o.once && o.count == 0 && o.command == "" && o.replay == "":
 		return o, errors.New("--json needs --once or --count N (the dashboard is interactive)")
+	}
+	if err := checkFleetFlags(o); err != nil {
+		return o, err
 	}
 	scheme, err := checkWebConfig(o.listen, o.webConfig)
 	if err != nil {

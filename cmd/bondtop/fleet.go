@@ -1,0 +1,173 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"github.com/bondtop/bondtop/fleet"
+	"github.com/bondtop/bondtop/internal/printable"
+	"github.com/bondtop/bondtop/internal/units"
+)
+
+// fleetOptions are the flags of the fleet view: every bond of every host,
+// read from Prometheus (docs/fleet.md).
+type fleetOptions struct {
+	url        string
+	match      string
+	configFile string
+}
+
+func registerFleetFlags(fs *flag.FlagSet, o *fleetOptions) {
+	fs.StringVar(&o.url, "prometheus", "", "")
+	fs.StringVar(&o.match, "prometheus-match", "", "")
+	fs.StringVar(&o.configFile, "prometheus.config.file", "", "")
+}
+
+// checkFleetFlags rejects what does not go with --prometheus: the flags
+// that choose or serve a local source.
+func checkFleetFlags(o options) error {
+	f := o.fleet
+	if f.url == "" {
+		if f.match != "" || f.configFile != "" {
+			return errors.New("--prometheus-match and --prometheus.config.file need --prometheus URL")
+		}
+		return nil
+	}
+	switch {
+	case o.demo || o.root != "" || o.replay != "":
+		return errors.New("--prometheus reads the fleet from Prometheus: drop --demo, --root and --replay")
+	case o.listen != "" || o.headless || o.record != "":
+		return errors.New("--prometheus does not serve or record: drop --listen, --headless and --record")
+	case len(o.bonds) > 0:
+		return fmt.Errorf("--prometheus lists every bond: to scope it, use --prometheus-match '{instance=\"host:9100\"}' instead of %q", o.bonds[0])
+	case o.command == "" && !o.once && o.count == 0:
+		return errors.New("--prometheus: the interactive fleet view is not there yet; use --once [--json], --count N --json, or list --prometheus URL")
+	}
+	return nil
+}
+
+// fleetDoc is one JSON document of the fleet: the local --json's shape
+// (docs/json.md) with bonds of many hosts, each naming its instance and
+// job.
+type fleetDoc struct {
+	Time       time.Time        `json:"time"`
+	Prometheus string           `json:"prometheus"`
+	Bonds      []fleet.Bond     `json:"bonds"`
+	Exporters  []fleet.Exporter `json:"exporters"`
+	Events     []struct{}       `json:"events"`
+	Warnings   []string         `json:"warnings"`
+	Notes      []string         `json:"notes"`
+}
+
+// runFleet reads the fleet once (--once, list) or --count times, one
+// --interval apart.
+func runFleet(o options, w io.Writer) error {
+	c, err := fleet.New(fleet.Config{URL: o.fleet.url, Match: o.fleet.match, HTTPConfigFile: o.fleet.configFile})
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	n := o.count
+	if o.once || o.command == "list" {
+		n = 1
+	}
+	enc := json.NewEncoder(w)
+	if n == 1 {
+		enc.SetIndent("", "  ")
+	}
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(o.interval):
+			}
+		}
+		f, err := c.Read(ctx)
+		if err != nil {
+			return err
+		}
+		switch {
+		case o.json && o.command == "list":
+			err = enc.Encode(f.Bonds)
+		case o.json:
+			err = enc.Encode(fleetDoc{Time: f.Time, Prometheus: f.URL, Bonds: f.Bonds, Exporters: f.Exporters,
+				Events: []struct{}{}, Warnings: nonNil(f.Warnings), Notes: []string{}})
+		default:
+			if i > 0 {
+				fmt.Fprintln(w)
+			}
+			err = printFleet(w, f)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// printFleet writes the list: one instance and bond a line, worst first;
+// then the exporters that serve no bond.
+func printFleet(w io.Writer, f *fleet.Fleet) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "INSTANCE\tBOND\tJOB\tMODE\tSLAVES\tTX\tRX\tWORST")
+	for i := range f.Bonds {
+		b := &f.Bonds[i]
+		slaves := "-"
+		if b.SlavesUp != nil && b.SlavesTotal != nil {
+			slaves = strconv.Itoa(*b.SlavesUp) + "/" + strconv.Itoa(*b.SlavesTotal)
+		}
+		worst := b.Worst()
+		if !b.ExporterUp {
+			worst = "exporter down (as last seen)"
+		} else if worst == "" {
+			worst = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", printable.String(b.Instance), printable.String(b.Name), printable.String(b.Job),
+			dash(b.Mode), slaves, bitsOrDash(b.TxBps), bitsOrDash(b.RxBps), printable.String(worst))
+	}
+	for _, e := range f.Exporters {
+		if e.Bonds > 0 {
+			continue
+		}
+		what := "no bonds"
+		if !e.Up {
+			what = "exporter down"
+		}
+		fmt.Fprintf(tw, "%s\t-\t%s\t-\t-\t-\t-\t%s\n", printable.String(e.Instance), printable.String(e.Job), what)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(f.Bonds) == 0 && len(f.Exporters) == 0 {
+		fmt.Fprintf(w, "prometheus at %s holds no bondtop metrics (check --prometheus-match and that it scrapes bondtop --listen)\n", f.URL)
+	}
+	for _, m := range f.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", printable.String(m))
+	}
+	return nil
+}
+
+func bitsOrDash(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return units.Bits(*v)
+}

@@ -1,0 +1,408 @@
+package fleet
+
+import (
+	"math"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/bondtop/bondtop/internal/natural"
+	"github.com/prometheus/common/model"
+)
+
+// Fleet is one refresh of the list: every (instance, bond) Prometheus
+// holds bondtop metrics for, worst first, and every exporter.
+type Fleet struct {
+	Time      time.Time
+	URL       string
+	Bonds     []Bond
+	Exporters []Exporter
+	Warnings  []string
+}
+
+// Exporter is one scraped bondtop target.
+type Exporter struct {
+	Instance string `json:"instance"`
+	Job      string `json:"job"`
+	Up       bool   `json:"up"`
+	Bonds    int    `json:"bonds"`
+}
+
+// Bond is one bond of one host, with the keys of the local --json that
+// the metrics carry (docs/json.md) and where it came from. A value the
+// metrics do not give is nil, never zero.
+type Bond struct {
+	Instance string `json:"instance"`
+	Job      string `json:"job"`
+	// ExporterUp is false when Prometheus could not scrape the host at
+	// its latest try: the bond is shown as last seen, without rates and
+	// findings.
+	ExporterUp     bool      `json:"exporter_up"`
+	Name           string    `json:"name"`
+	Mode           *string   `json:"mode"`
+	XmitHashPolicy *string   `json:"xmit_hash_policy"`
+	MIIStatus      *string   `json:"mii_status"`
+	SlavesTotal    *int      `json:"slaves_total"`
+	SlavesUp       *int      `json:"slaves_up"`
+	RxBps          *float64  `json:"rx_bps"`
+	TxBps          *float64  `json:"tx_bps"`
+	Slaves         []Slave   `json:"slaves"`
+	Findings       []Finding `json:"findings"`
+	LACP           *LACP     `json:"lacp"`
+	Severity       string    `json:"severity"` // the worst finding's: critical, warning, info; "" for none
+	rank           rank
+}
+
+// LACP is what the metrics say of an 802.3ad bond.
+type LACP struct {
+	Rate     *string `json:"rate"`
+	ADSelect *string `json:"ad_select"`
+}
+
+// Slave is one slave of a bond.
+type Slave struct {
+	Name      string   `json:"name"`
+	MIIStatus *string  `json:"mii_status"`
+	State     *string  `json:"state"`
+	SpeedMbps *int     `json:"speed_mbps"`
+	RxBps     *float64 `json:"rx_bps"`
+	TxBps     *float64 `json:"tx_bps"`
+}
+
+// Finding is one finding of bondtop's diagnosis on the host.
+type Finding struct {
+	ID       string   `json:"id"`
+	Severity string   `json:"severity"`
+	Slaves   []string `json:"slaves"`
+}
+
+// rank orders the list: lower is worse.
+type rank int
+
+const (
+	rankCritical rank = iota // a critical finding
+	rankDown                 // the exporter is down: nothing is known now
+	rankWarning              // a warning finding
+	rankDegraded             // a slave or the bond is down, without a finding saying so
+	rankRest                 // the busiest first
+)
+
+type bondKey struct{ instance, job, bond string }
+
+// Assemble builds the fleet from the answers of the four queries
+// (Queries): up, gauges, last known gauges, rates. It is pure, so the
+// list can be tested without a Prometheus.
+func Assemble(up, gauges, lastKnown, rates model.Vector) *Fleet {
+	f := &Fleet{}
+	exporters := map[[2]string]*Exporter{}
+	for _, s := range up {
+		k := [2]string{string(s.Metric["instance"]), string(s.Metric["job"])}
+		if e := exporters[k]; e != nil {
+			e.Up = e.Up || s.Value == 1
+			continue
+		}
+		exporters[k] = &Exporter{Instance: k[0], Job: k[1], Up: s.Value == 1}
+	}
+	bonds := map[bondKey]*Bond{}
+	// One map each for all bonds: 10 000 small maps cost more than the
+	// rest of the list (BenchmarkAssemble10000).
+	type slaveKey struct {
+		bondKey
+		slave string
+	}
+	type findingKey struct {
+		bondKey
+		id, severity string
+	}
+	slaves := map[slaveKey]*Slave{}
+	findings := map[findingKey]*Finding{}
+	bondSlaves := map[bondKey][]*Slave{}
+	bondFindings := map[bondKey][]*Finding{}
+	bondOf := func(m model.Metric) *Bond {
+		k := bondKey{string(m["instance"]), string(m["job"]), string(m["bond"])}
+		if k.bond == "" {
+			return nil
+		}
+		b := bonds[k]
+		if b == nil {
+			b = &Bond{Instance: k.instance, Job: k.job, Name: k.bond, Slaves: []Slave{}, Findings: []Finding{}, ExporterUp: true}
+			if e := exporters[[2]string{k.instance, k.job}]; e != nil {
+				b.ExporterUp = e.Up
+			}
+			bonds[k] = b
+		}
+		return b
+	}
+	slaveOf := func(m model.Metric) *Slave {
+		if bondOf(m) == nil || m["slave"] == "" {
+			return nil
+		}
+		k := bondKey{string(m["instance"]), string(m["job"]), string(m["bond"])}
+		sk := slaveKey{k, string(m["slave"])}
+		s := slaves[sk]
+		if s == nil {
+			s = &Slave{Name: sk.slave}
+			slaves[sk] = s
+			bondSlaves[k] = append(bondSlaves[k], s)
+		}
+		return s
+	}
+	gauge := func(name string, s *model.Sample) {
+		v := float64(s.Value)
+		if math.IsNaN(v) {
+			return
+		}
+		m := s.Metric
+		switch name {
+		case "bondtop_bond_info":
+			if b := bondOf(m); b != nil {
+				b.Mode = label(m, "mode")
+				b.XmitHashPolicy = label(m, "xmit_hash_policy")
+				if r, a := label(m, "lacp_rate"), label(m, "ad_select"); r != nil || a != nil {
+					b.LACP = &LACP{Rate: r, ADSelect: a}
+				}
+			}
+		case "bondtop_bond_up":
+			if b := bondOf(m); b != nil {
+				b.MIIStatus = upDown(v)
+			}
+		case "bondtop_bond_slaves":
+			if b := bondOf(m); b != nil {
+				b.SlavesTotal = intPtr(v)
+			}
+		case "bondtop_bond_slaves_up":
+			if b := bondOf(m); b != nil {
+				b.SlavesUp = intPtr(v)
+			}
+		case "bondtop_slave_up":
+			if s := slaveOf(m); s != nil {
+				s.MIIStatus = upDown(v)
+			}
+		case "bondtop_slave_active":
+			if s := slaveOf(m); s != nil {
+				st := "backup"
+				if v == 1 {
+					st = "active"
+				}
+				s.State = &st
+			}
+		case "bondtop_slave_speed_bytes":
+			if s := slaveOf(m); s != nil {
+				s.SpeedMbps = intPtr(v * 8 / 1e6)
+			}
+		case "bondtop_finding":
+			b := bondOf(m)
+			if b == nil || v != 1 {
+				return
+			}
+			k := bondKey{b.Instance, b.Job, b.Name}
+			fk := findingKey{k, string(m["id"]), string(m["severity"])}
+			fd := findings[fk]
+			if fd == nil {
+				fd = &Finding{ID: fk.id, Severity: fk.severity, Slaves: []string{}}
+				findings[fk] = fd
+				bondFindings[k] = append(bondFindings[k], fd)
+			}
+			if sl := string(m["slave"]); sl != "" {
+				fd.Slaves = append(fd.Slaves, sl)
+			}
+		}
+	}
+	for _, s := range gauges {
+		gauge(string(s.Metric[model.MetricNameLabel]), s)
+	}
+	for _, s := range lastKnown {
+		k := bondKey{string(s.Metric["instance"]), string(s.Metric["job"]), string(s.Metric["bond"])}
+		if b := bonds[k]; b != nil && b.ExporterUp {
+			continue // a current value exists
+		}
+		gauge(string(s.Metric[tagLabel]), s)
+	}
+	for _, s := range rates {
+		v := float64(s.Value)
+		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+			continue
+		}
+		bps := v * 8
+		k := bondKey{string(s.Metric["instance"]), string(s.Metric["job"]), string(s.Metric["bond"])}
+		if bonds[k] == nil || !bonds[k].ExporterUp {
+			// Rates alone make no bond (it is gone), and a rate() over
+			// the samples from before a host went down is no rate now.
+			continue
+		}
+		switch s.Metric[tagLabel] {
+		case "bond_tx":
+			bonds[k].TxBps = &bps
+		case "bond_rx":
+			bonds[k].RxBps = &bps
+		case "slave_tx":
+			if sl := slaveOf(s.Metric); sl != nil {
+				sl.TxBps = &bps
+			}
+		case "slave_rx":
+			if sl := slaveOf(s.Metric); sl != nil {
+				sl.RxBps = &bps
+			}
+		}
+	}
+	for k, b := range bonds {
+		for _, s := range bondSlaves[k] {
+			b.Slaves = append(b.Slaves, *s)
+		}
+		slices.SortFunc(b.Slaves, func(x, y Slave) int { return natural.Compare(x.Name, y.Name) })
+		for _, fd := range bondFindings[k] {
+			slices.SortFunc(fd.Slaves, natural.Compare)
+			fd.Slaves = slices.Compact(fd.Slaves)
+			b.Findings = append(b.Findings, *fd)
+		}
+		slices.SortFunc(b.Findings, func(x, y Finding) int {
+			if c := severityOrder(x.Severity) - severityOrder(y.Severity); c != 0 {
+				return c
+			}
+			return natural.Compare(x.ID, y.ID)
+		})
+		if len(b.Findings) > 0 {
+			b.Severity = b.Findings[0].Severity
+		}
+		b.rank = rankOf(b)
+		f.Bonds = append(f.Bonds, *b)
+		if e := exporters[[2]string{k.instance, k.job}]; e != nil {
+			e.Bonds++
+		}
+	}
+	Sort(f.Bonds)
+	for _, e := range exporters {
+		f.Exporters = append(f.Exporters, *e)
+	}
+	slices.SortFunc(f.Exporters, func(x, y Exporter) int {
+		if x.Up != y.Up {
+			if !x.Up {
+				return -1
+			}
+			return 1
+		}
+		if c := natural.Compare(x.Instance, y.Instance); c != 0 {
+			return c
+		}
+		return natural.Compare(x.Job, y.Job)
+	})
+	return f
+}
+
+func severityOrder(s string) int {
+	switch s {
+	case "critical":
+		return 0
+	case "warning":
+		return 1
+	case "info":
+		return 2
+	}
+	return 3
+}
+
+func rankOf(b *Bond) rank {
+	worst := 3
+	for _, f := range b.Findings {
+		worst = min(worst, severityOrder(f.Severity))
+	}
+	switch {
+	case worst == 0:
+		return rankCritical
+	case !b.ExporterUp:
+		return rankDown
+	case worst == 1:
+		return rankWarning
+	case b.MIIStatus != nil && *b.MIIStatus != "up",
+		b.SlavesUp != nil && b.SlavesTotal != nil && *b.SlavesUp < *b.SlavesTotal:
+		return rankDegraded
+	}
+	for _, s := range b.Slaves {
+		if s.MIIStatus != nil && *s.MIIStatus != "up" {
+			return rankDegraded
+		}
+	}
+	return rankRest
+}
+
+// Sort orders bonds worst first: critical findings, exporter down,
+// warnings, degraded; inside each of those by instance, bond and job in
+// natural order; then the rest, the busiest (tx + rx) first.
+func Sort(bonds []Bond) {
+	for i := range bonds {
+		bonds[i].rank = rankOf(&bonds[i])
+	}
+	slices.SortStableFunc(bonds, compare)
+}
+
+func compare(x, y Bond) int {
+	if x.rank != y.rank {
+		return int(x.rank) - int(y.rank)
+	}
+	if x.rank == rankRest {
+		if bx, by := busy(x), busy(y); bx != by {
+			if bx > by {
+				return -1
+			}
+			return 1
+		}
+	}
+	if c := natural.Compare(x.Instance, y.Instance); c != 0 {
+		return c
+	}
+	if c := natural.Compare(x.Name, y.Name); c != 0 {
+		return c
+	}
+	return natural.Compare(x.Job, y.Job)
+}
+
+// busy is the bond's traffic; -1 when unknown, after an idle bond.
+func busy(b Bond) float64 {
+	if b.TxBps == nil && b.RxBps == nil {
+		return -1
+	}
+	var t float64
+	if b.TxBps != nil {
+		t += *b.TxBps
+	}
+	if b.RxBps != nil {
+		t += *b.RxBps
+	}
+	return t
+}
+
+// label is a label's value; nil when empty (the exporter writes "" for
+// a value the kernel did not give).
+func label(m model.Metric, name model.LabelName) *string {
+	v := string(m[name])
+	if v == "" {
+		return nil
+	}
+	return &v
+}
+
+func upDown(v float64) *string {
+	s := "down"
+	if v == 1 {
+		s = "up"
+	}
+	return &s
+}
+
+func intPtr(v float64) *int {
+	i := int(math.Round(v))
+	return &i
+}
+
+// Worst is the bond's worst finding as "id (severity)", "exporter down",
+// or "" for none: the list's last column.
+func (b *Bond) Worst() string {
+	if len(b.Findings) > 0 {
+		s := b.Findings[0].ID
+		if n := len(b.Findings); n > 1 {
+			s += " +" + strconv.Itoa(n-1)
+		}
+		return s
+	}
+	return ""
+}

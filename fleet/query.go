@@ -1,0 +1,103 @@
+package fleet
+
+import (
+	"strings"
+	"time"
+
+	"github.com/prometheus/common/model"
+)
+
+// tagLabel names, in the answers of queries that join several metrics
+// with `or`, which metric a series came from: PromQL's `or` matches
+// series on their labels without the metric name, and functions such as
+// rate() drop the name anyway.
+const tagLabel = "bondtop_fleet_metric"
+
+// gaugeMetrics are the bondtop gauges the list reads, in one query.
+var gaugeMetrics = []string{
+	"bondtop_bond_info", "bondtop_bond_up", "bondtop_bond_slaves", "bondtop_bond_slaves_up",
+	"bondtop_slave_up", "bondtop_slave_active", "bondtop_slave_speed_bytes", "bondtop_finding",
+}
+
+// lastKnownMetrics are the gauges whose last value is shown for a host
+// whose exporter is down: what its bonds were, never findings or rates.
+var lastKnownMetrics = []string{
+	"bondtop_bond_info", "bondtop_bond_up", "bondtop_bond_slaves", "bondtop_bond_slaves_up",
+	"bondtop_slave_up", "bondtop_slave_active", "bondtop_slave_speed_bytes",
+}
+
+// rateMetrics are the byte counters whose rate() the list shows, each
+// with the tag it carries in the answer.
+var rateMetrics = []struct{ metric, tag string }{
+	{"bondtop_bond_transmit_bytes_total", "bond_tx"},
+	{"bondtop_bond_receive_bytes_total", "bond_rx"},
+	{"bondtop_slave_transmit_bytes_total", "slave_tx"},
+	{"bondtop_slave_receive_bytes_total", "slave_rx"},
+}
+
+// Queries are the instant queries of one refresh of the list: four,
+// however many hosts and bonds Prometheus holds.
+type Queries struct {
+	// Up: the up series of every target that serves bondtop metrics
+	// (it did within the lookback, or its job has a target that does).
+	Up string
+	// Gauges: the bondtop gauges as of now, with their metric names.
+	Gauges string
+	// LastKnown: the gauges' last values within the lookback, for the
+	// targets that are down now, each tagged with its metric's name.
+	LastKnown string
+	// Rates: bytes per second over the rate window, tagged.
+	Rates string
+}
+
+// BuildQueries writes the queries for the selector's matchers.
+func BuildQueries(match []Matcher, rateWindow, lookback time.Duration) Queries {
+	rw, lb := model.Duration(rateWindow).String(), model.Duration(lookback).String()
+	var q Queries
+	q.Up = sel("up", match) + " and on(instance, job) last_over_time(" + sel("bondtop_build_info", match) + "[" + lb + "])" +
+		" or " + sel("up", match) + " and on(job) group by (job) (" + sel("bondtop_build_info", match) + ")"
+	q.Gauges = selName(`__name__=~"`+strings.Join(gaugeMetrics, "|")+`"`, match)
+	var parts []string
+	for _, m := range lastKnownMetrics {
+		parts = append(parts, tag("last_over_time("+sel(m, match)+"["+lb+"])", m))
+	}
+	q.LastKnown = "(" + strings.Join(parts, " or ") + ") and on(instance, job) (" + sel("up", match) + " == 0)"
+	parts = parts[:0]
+	for _, m := range rateMetrics {
+		parts = append(parts, tag("rate("+sel(m.metric, match)+"["+rw+"])", m.tag))
+	}
+	q.Rates = strings.Join(parts, " or ")
+	return q
+}
+
+// All lists the queries in the order Read sends them.
+func (q Queries) All() []string { return []string{q.Up, q.Gauges, q.LastKnown, q.Rates} }
+
+func tag(expr, value string) string {
+	return `label_replace(` + expr + `, "` + tagLabel + `", "` + value + `", "", "")`
+}
+
+// sel is metric{matchers}.
+func sel(metric string, match []Matcher) string {
+	if len(match) == 0 {
+		return metric
+	}
+	return metric + selName("", match)
+}
+
+// selName is {first, matchers...}, first left out when empty.
+func selName(first string, match []Matcher) string {
+	var b strings.Builder
+	b.WriteByte('{')
+	if first != "" {
+		b.WriteString(first)
+	}
+	for i, m := range match {
+		if i > 0 || first != "" {
+			b.WriteByte(',')
+		}
+		b.WriteString(m.String())
+	}
+	b.WriteByte('}')
+	return b.String()
+}

@@ -1,0 +1,42 @@
+package fleet
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestBuildQueries(t *testing.T) {
+	m, err := ParseSelector(`{job="bondtop",dc=~"fra.*"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := BuildQueries(m, 2*time.Minute, time.Hour)
+	if n := len(q.All()); n != 4 {
+		t.Errorf("%d queries, want 4 whatever the fleet's size", n)
+	}
+	want := map[string][]string{
+		"up":         {`up{job="bondtop",dc=~"fra.*"} and on(instance, job) last_over_time(bondtop_build_info{job="bondtop",dc=~"fra.*"}[1h])`},
+		"gauges":     {`{__name__=~"bondtop_bond_info|`, `|bondtop_finding",job="bondtop",dc=~"fra.*"}`},
+		"last known": {`last_over_time(bondtop_slave_up{job="bondtop",dc=~"fra.*"}[1h])`, `and on(instance, job) (up{job="bondtop",dc=~"fra.*"} == 0)`},
+		"rates":      {`rate(bondtop_slave_transmit_bytes_total{job="bondtop",dc=~"fra.*"}[2m])`, `"bondtop_fleet_metric", "slave_tx"`},
+	}
+	got := map[string]string{"up": q.Up, "gauges": q.Gauges, "last known": q.LastKnown, "rates": q.Rates}
+	for k, subs := range want {
+		for _, s := range subs {
+			if !strings.Contains(got[k], s) {
+				t.Errorf("%s query %s\nlacks %s", k, got[k], s)
+			}
+		}
+	}
+	// Every selector of every query carries the matchers.
+	for _, q := range q.All() {
+		if n, k := strings.Count(q, "{"), strings.Count(q, `job="bondtop",dc=~"fra.*"}`); n != k {
+			t.Errorf("%d selectors, %d scoped: %s", n, k, q)
+		}
+	}
+	// No selector: bare metric names.
+	if q := BuildQueries(nil, time.Minute, time.Hour); !strings.HasPrefix(q.Up, "up and on(instance, job) last_over_time(bondtop_build_info[1h])") {
+		t.Errorf("unscoped up query: %s", q.Up)
+	}
+}
