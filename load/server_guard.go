@@ -69,6 +69,7 @@ type pendingGate struct {
 
 	mu       sync.Mutex
 	total    int
+	seq      uint64
 	bySource map[netip.Addr][]*pendingPlace // oldest first
 }
 
@@ -76,6 +77,7 @@ type pendingGate struct {
 // when another source takes the place.
 type pendingPlace struct {
 	key   netip.Addr
+	seq   uint64 // order taken
 	evict io.Closer
 	gone  bool
 }
@@ -92,9 +94,10 @@ func (g *pendingGate) take(a netip.Addr, evict io.Closer) (release func(), refus
 		return nil, fmt.Sprintf("%d connections from that address are already waiting for their cookie", mine)
 	}
 	if g.total >= g.max {
+		// The source holding most; of several, the one waiting longest.
 		var most netip.Addr
 		for src, places := range g.bySource {
-			if len(places) > len(g.bySource[most]) {
+			if m := g.bySource[most]; len(places) > len(m) || (len(places) == len(m) && places[0].seq < m[0].seq) {
 				most = src
 			}
 		}
@@ -110,7 +113,8 @@ func (g *pendingGate) take(a netip.Addr, evict io.Closer) (release func(), refus
 	if g.bySource == nil {
 		g.bySource = make(map[netip.Addr][]*pendingPlace)
 	}
-	p := &pendingPlace{key: k, evict: evict}
+	g.seq++
+	p := &pendingPlace{key: k, seq: g.seq, evict: evict}
 	g.total++
 	g.bySource[k] = append(g.bySource[k], p)
 	return func() {
