@@ -44,6 +44,9 @@ type Config struct {
 	// RateWindow is the range of rate() over the byte counters; it must
 	// hold at least two scrapes.
 	RateWindow time.Duration
+	// Detail asks also for each slave's state, speed and rates, as the
+	// JSON shows them; the list does without (half the series).
+	Detail bool
 	// Lookback is how far back the last values of a host whose exporter
 	// is down are looked for.
 	Lookback time.Duration
@@ -92,7 +95,7 @@ func New(c Config) (*Client, error) {
 	if c.Lookback <= 0 {
 		c.Lookback = DefaultLookback
 	}
-	return &Client{url: redact(u), api: v1.NewAPI(client), queries: BuildQueries(match, c.RateWindow, c.Lookback), timeout: c.Timeout}, nil
+	return &Client{url: redact(u), api: v1.NewAPI(client), queries: BuildQueries(match, c.RateWindow, c.Lookback, c.Detail), timeout: c.Timeout}, nil
 }
 
 // redact is the URL as messages show it: without a password.
