@@ -51,15 +51,15 @@ type Queries struct {
 }
 
 // slaveDetail are the per-slave series only the detailed read asks for:
-// the list needs of the slaves only their names and MII status.
+// the table counts the slaves from the bond's own gauges.
 var slaveDetail = map[string]bool{
-	"bondtop_slave_active": true, "bondtop_slave_speed_bytes": true,
+	"bondtop_slave_up": true, "bondtop_slave_active": true, "bondtop_slave_speed_bytes": true,
 	"bondtop_slave_transmit_bytes_total": true, "bondtop_slave_receive_bytes_total": true,
 }
 
 // BuildQueries writes the queries for the selector's matchers; with
-// detail, they also ask for each slave's state, speed and rates (about
-// twice the series).
+// detail, they also ask for each slave's MII status, state, speed and
+// rates (about three times the series).
 func BuildQueries(match []Matcher, rateWindow, lookback time.Duration, detail bool) Queries {
 	keep := func(m string) bool { return detail || !slaveDetail[m] }
 	rw, lb := model.Duration(rateWindow).String(), model.Duration(lookback).String()

@@ -35,9 +35,9 @@ func TestBuildQueries(t *testing.T) {
 			t.Errorf("%d selectors, %d scoped: %s", n, k, q)
 		}
 	}
-	// Without detail: no per-slave state, speed or rates.
+	// Without detail: no per-slave series.
 	for _, q := range BuildQueries(m, time.Minute, time.Hour, false).All() {
-		for _, s := range []string{"slave_active", "slave_speed", "slave_transmit", "slave_receive"} {
+		for _, s := range []string{"slave_up", "slave_active", "slave_speed", "slave_transmit", "slave_receive"} {
 			if strings.Contains(q, s) {
 				t.Errorf("without detail, %s asks for %s", q, s)
 			}
