@@ -44,6 +44,10 @@ type Config struct {
 	// RateWindow is the range of rate() over the byte counters; it must
 	// hold at least two scrapes.
 	RateWindow time.Duration
+	// Detail asks also for each slave's MII status, state, speed and
+	// rates, as the JSON shows them; the table does without (a third of
+	// the series). Without it, Bond.Slaves is nil.
+	Detail bool
 	// Lookback is how far back the last values of a host whose exporter
 	// is down are looked for.
 	Lookback time.Duration
@@ -55,6 +59,7 @@ type Client struct {
 	api     v1.API
 	queries Queries
 	timeout time.Duration
+	detail  bool
 }
 
 // New checks the configuration and prepares the client; it does not
@@ -92,7 +97,7 @@ func New(c Config) (*Client, error) {
 	if c.Lookback <= 0 {
 		c.Lookback = DefaultLookback
 	}
-	return &Client{url: redact(u), api: v1.NewAPI(client), queries: BuildQueries(match, c.RateWindow, c.Lookback), timeout: c.Timeout}, nil
+	return &Client{url: redact(u), api: v1.NewAPI(client), queries: BuildQueries(match, c.RateWindow, c.Lookback, c.Detail), timeout: c.Timeout, detail: c.Detail}, nil
 }
 
 // redact is the URL as messages show it: without a password.
@@ -143,6 +148,13 @@ func (c *Client) Read(ctx context.Context) (*Fleet, error) {
 	}
 	f := Assemble(answers[0], answers[1], answers[2], answers[3])
 	f.Time = now
+	if c.detail {
+		for i := range f.Bonds {
+			if f.Bonds[i].Slaves == nil {
+				f.Bonds[i].Slaves = []Slave{} // read: it has none
+			}
+		}
+	}
 	f.URL = c.url
 	for _, w := range warnings {
 		for _, s := range w {

@@ -125,7 +125,7 @@ func Assemble(up, gauges, lastKnown, rates model.Vector) *Fleet {
 		}
 		b := bonds[k]
 		if b == nil {
-			b = &Bond{Instance: k.instance, Job: k.job, Name: k.bond, Slaves: []Slave{}, Findings: []Finding{}, ExporterUp: true}
+			b = &Bond{Instance: k.instance, Job: k.job, Name: k.bond, Findings: []Finding{}, ExporterUp: true}
 			if e := exporters[[2]string{k.instance, k.job}]; e != nil {
 				b.ExporterUp = e.Up
 			}

@@ -50,20 +50,41 @@ type Queries struct {
 	Rates string
 }
 
-// BuildQueries writes the queries for the selector's matchers.
-func BuildQueries(match []Matcher, rateWindow, lookback time.Duration) Queries {
+// slaveDetail are the per-slave series only the detailed read asks for:
+// the table counts the slaves from the bond's own gauges.
+var slaveDetail = map[string]bool{
+	"bondtop_slave_up": true, "bondtop_slave_active": true, "bondtop_slave_speed_bytes": true,
+	"bondtop_slave_transmit_bytes_total": true, "bondtop_slave_receive_bytes_total": true,
+}
+
+// BuildQueries writes the queries for the selector's matchers; with
+// detail, they also ask for each slave's MII status, state, speed and
+// rates (about three times the series).
+func BuildQueries(match []Matcher, rateWindow, lookback time.Duration, detail bool) Queries {
+	keep := func(m string) bool { return detail || !slaveDetail[m] }
 	rw, lb := model.Duration(rateWindow).String(), model.Duration(lookback).String()
 	var q Queries
 	q.Up = sel("up", match) + " and on(instance, job) last_over_time(" + sel("bondtop_build_info", match) + "[" + lb + "])" +
 		" or " + sel("up", match) + " and on(job) group by (job) (" + sel("bondtop_build_info", match) + ")"
-	q.Gauges = selName(`__name__=~"`+strings.Join(gaugeMetrics, "|")+`"`, match)
+	var names []string
+	for _, m := range gaugeMetrics {
+		if keep(m) {
+			names = append(names, m)
+		}
+	}
+	q.Gauges = selName(`__name__=~"`+strings.Join(names, "|")+`"`, match)
 	var parts []string
 	for _, m := range lastKnownMetrics {
-		parts = append(parts, tag("last_over_time("+sel(m, match)+"["+lb+"])", m))
+		if keep(m) {
+			parts = append(parts, tag("last_over_time("+sel(m, match)+"["+lb+"])", m))
+		}
 	}
 	q.LastKnown = "(" + strings.Join(parts, " or ") + ") and on(instance, job) (" + sel("up", match) + " == 0)"
 	parts = parts[:0]
 	for _, m := range rateMetrics {
+		if !keep(m.metric) {
+			continue
+		}
 		parts = append(parts, tag("rate("+sel(m.metric, match)+"["+rw+"])", m.tag))
 	}
 	q.Rates = strings.Join(parts, " or ")

@@ -11,7 +11,7 @@ func TestBuildQueries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := BuildQueries(m, 2*time.Minute, time.Hour)
+	q := BuildQueries(m, 2*time.Minute, time.Hour, true)
 	if n := len(q.All()); n != 4 {
 		t.Errorf("%d queries, want 4 whatever the fleet's size", n)
 	}
@@ -35,8 +35,16 @@ func TestBuildQueries(t *testing.T) {
 			t.Errorf("%d selectors, %d scoped: %s", n, k, q)
 		}
 	}
+	// Without detail: no per-slave series.
+	for _, q := range BuildQueries(m, time.Minute, time.Hour, false).All() {
+		for _, s := range []string{"slave_up", "slave_active", "slave_speed", "slave_transmit", "slave_receive"} {
+			if strings.Contains(q, s) {
+				t.Errorf("without detail, %s asks for %s", q, s)
+			}
+		}
+	}
 	// No selector: bare metric names.
-	if q := BuildQueries(nil, time.Minute, time.Hour); !strings.HasPrefix(q.Up, "up and on(instance, job) last_over_time(bondtop_build_info[1h])") {
+	if q := BuildQueries(nil, time.Minute, time.Hour, false); !strings.HasPrefix(q.Up, "up and on(instance, job) last_over_time(bondtop_build_info[1h])") {
 		t.Errorf("unscoped up query: %s", q.Up)
 	}
 }

@@ -71,7 +71,8 @@ type fleetDoc struct {
 // runFleet reads the fleet once (--once, list) or --count times, one
 // --interval apart.
 func runFleet(o options, w io.Writer) error {
-	c, err := fleet.New(fleet.Config{URL: o.fleet.url, Match: o.fleet.match, HTTPConfigFile: o.fleet.configFile})
+	c, err := fleet.New(fleet.Config{URL: o.fleet.url, Match: o.fleet.match, HTTPConfigFile: o.fleet.configFile,
+		Detail: o.json && o.command != "list"})
 	if err != nil {
 		return err
 	}
