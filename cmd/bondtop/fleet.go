@@ -1,10 +1,13 @@
+//go:build !nometrics
+
 package main
+
+// The fleet view's reader: it needs net/http and the Prometheus client,
+// which a -tags nometrics build leaves out (fleet_off.go).
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -17,43 +20,6 @@ import (
 	"github.com/bondtop/bondtop/internal/printable"
 	"github.com/bondtop/bondtop/internal/units"
 )
-
-// fleetOptions are the flags of the fleet view: every bond of every host,
-// read from Prometheus (docs/fleet.md).
-type fleetOptions struct {
-	url        string
-	match      string
-	configFile string
-}
-
-func registerFleetFlags(fs *flag.FlagSet, o *fleetOptions) {
-	fs.StringVar(&o.url, "prometheus", "", "")
-	fs.StringVar(&o.match, "prometheus-match", "", "")
-	fs.StringVar(&o.configFile, "prometheus.config.file", "", "")
-}
-
-// checkFleetFlags rejects what does not go with --prometheus: the flags
-// that choose or serve a local source.
-func checkFleetFlags(o options) error {
-	f := o.fleet
-	if f.url == "" {
-		if f.match != "" || f.configFile != "" {
-			return errors.New("--prometheus-match and --prometheus.config.file need --prometheus URL")
-		}
-		return nil
-	}
-	switch {
-	case o.demo || o.root != "" || o.replay != "":
-		return errors.New("--prometheus reads the fleet from Prometheus: drop --demo, --root and --replay")
-	case o.listen != "" || o.headless || o.record != "":
-		return errors.New("--prometheus does not serve or record: drop --listen, --headless and --record")
-	case len(o.bonds) > 0:
-		return fmt.Errorf("--prometheus lists every bond: to scope it, use --prometheus-match '{instance=\"host:9100\"}' instead of %q", o.bonds[0])
-	case o.command == "" && !o.once && o.count == 0:
-		return errors.New("--prometheus: the interactive fleet view is not there yet; use --once [--json], --count N --json, or list --prometheus URL")
-	}
-	return nil
-}
 
 // fleetDoc is one JSON document of the fleet: the local --json's shape
 // (docs/json.md) with bonds of many hosts, each naming its instance and
@@ -172,3 +138,6 @@ func bitsOrDash(v *float64) string {
 	}
 	return units.Bits(*v)
 }
+
+// fleetSupported: this build has the Prometheus client.
+func fleetSupported() error { return nil }

@@ -11,7 +11,8 @@ import (
 
 // TestBuildWithoutMetrics builds bondtop with -tags nometrics, the lighter
 // dashboard: none of the /metrics server's packages may be in it, --listen
-// and --web.config.file are refused at start with the reason, and the rest
+// and --web.config.file (and --prometheus) are refused at start with the
+// reason, and the rest
 // works (a --once --json reading of a tree).
 func TestBuildWithoutMetrics(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", "-tags", "nometrics", ".").CombinedOutput()
@@ -40,6 +41,12 @@ func TestBuildWithoutMetrics(t *testing.T) {
 		if code := cmd.ProcessState.ExitCode(); code != exitUsage || !strings.Contains(string(out), "has no /metrics server (-tags nometrics)") {
 			t.Errorf("%v: exit %d (%v), want %d and the reason:\n%s", args, code, err, exitUsage, out)
 		}
+	}
+	// The fleet view reads Prometheus over HTTP: not in this build either.
+	cmd := exec.Command(bin, "--prometheus", "http://127.0.0.1:1", "--once")
+	out, err = cmd.CombinedOutput()
+	if code := cmd.ProcessState.ExitCode(); code != exitUsage || !strings.Contains(string(out), "has no Prometheus client (-tags nometrics)") {
+		t.Errorf("--prometheus: exit %d (%v), want %d and the reason:\n%s", code, err, exitUsage, out)
 	}
 	if out, err := exec.Command(bin, "--version").Output(); err != nil || !strings.Contains(string(out), "no /metrics server") {
 		t.Errorf("--version: %v, %q does not say what the build leaves out", err, out)
