@@ -46,7 +46,8 @@ work=$(mktemp -d)
 session=measure-$$
 # A tmux server of its own, started with this environment: a server the
 # user already runs would give the panes its own.
-tmux() { command tmux -L "$session" "$@"; }
+# Its socket sits in $work, which the cleanup removes.
+tmux() { command tmux -S "$work/tmux" "$@"; }
 tree_pids=()
 cleanup() {
     tmux kill-session -t "$session" 2>/dev/null || true
