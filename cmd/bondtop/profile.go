@@ -25,7 +25,7 @@ const memProfileEvery = 10 * time.Second
 // runtime/pprof keeps the runtime's sampler on by default (one sample per
 // 512 KiB allocated), and the samples' call stacks and the table that
 // finds them are resident memory in a dashboard that has nothing to hand
-// them to: 0.6 MB of anonymous memory after 42 minutes at 100 ms
+// them to: 0.7 MB of anonymous memory after an hour at 100 ms
 // (docs/performance.md).
 func startProfiles(stderr io.Writer) func() {
 	if path := os.Getenv("BONDTOP_MEMPROFILE"); path == "" {
