@@ -68,17 +68,7 @@ func (s *session) running(ctx context.Context) error {
 
 	// Stop the senders before TEST_END, so every byte counted was written
 	// before the server stops counting.
-	close(stopSend)
-	for _, st := range s.streams {
-		if st.sender {
-			st.stopSending()
-		}
-	}
-	waitSenders(s.streams, endGrace)
-	s.end = time.Now()
-	for _, st := range s.streams {
-		st.noteRetrans()
-	}
+	s.end = endStreams(s.streams, stopSend)
 	<-samplerDone
 	s.test.phase.Store(int32(Ending))
 

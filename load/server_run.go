@@ -85,17 +85,7 @@ wait:
 			}
 		}
 	}
-	close(stop)
-	for _, st := range t.streams {
-		if st.sender {
-			st.stopSending()
-		}
-	}
-	waitSenders(t.streams, endGrace)
-	t.end = time.Now()
-	for _, st := range t.streams {
-		st.noteRetrans()
-	}
+	t.end = endStreams(t.streams, stop)
 	t.running.Store(false)
 	// The end message goes out before the streams close, so the client
 	// reads why they closed.

@@ -313,6 +313,26 @@ func (s *stream) udpCounts() (packets uint64, lost int64, jitter float64) {
 	return s.packets, s.lost, s.jitter
 }
 
+// endStreams ends a test's streams the same way on both sides: stop
+// tells the senders' loops (and the sampler) to stop, blocked writes
+// return at once, the senders get endGrace to finish, and each TCP
+// sender's retransmit count is kept before its socket closes. It returns
+// the test's end: every byte counted was written before it.
+func endStreams(streams []*stream, stop chan struct{}) time.Time {
+	close(stop)
+	for _, st := range streams {
+		if st.sender {
+			st.stopSending()
+		}
+	}
+	waitSenders(streams, endGrace)
+	end := time.Now()
+	for _, st := range streams {
+		st.noteRetrans()
+	}
+	return end
+}
+
 // stopSending makes a blocked write return now.
 func (s *stream) stopSending() {
 	if s.conn != nil {
