@@ -7,66 +7,18 @@ package contrib
 import (
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/bondtop/bondtop/internal/testbin"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 )
-
-// buildBondtop compiles the real binary once per test run; BONDTOP_BIN
-// names one already built instead.
-var buildBondtop = sync.OnceValues(func() (string, error) {
-	if bin := os.Getenv("BONDTOP_BIN"); bin != "" {
-		return bin, nil
-	}
-	dir, err := os.MkdirTemp("", "bondtop-contrib")
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "bondtop")
-	out, err := exec.Command("go", "build", "-o", bin, "../cmd/bondtop").CombinedOutput()
-	if err != nil {
-		return "", &exec.ExitError{Stderr: out}
-	}
-	return bin, nil
-})
-
-func bondtopBinary(t *testing.T) string {
-	t.Helper()
-	bin, err := buildBondtop()
-	if err != nil {
-		t.Fatalf("go build: %v", err)
-	}
-	return bin
-}
-
-// needTool returns the path of a tool the tests judge with; under CI=true
-// its absence fails (scripts/test-deps.sh installs it).
-func needTool(t *testing.T, name string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		for _, dir := range []string{"/usr/sbin", "/sbin", "/usr/bin"} {
-			if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
-				return filepath.Join(dir, name)
-			}
-		}
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is missing (scripts/test-deps.sh installs it)", name)
-		}
-		t.Skipf("%s is missing: run scripts/test-deps.sh", name)
-	}
-	return p
-}
 
 // exporter is a running `bondtop --headless`.
 type exporter struct {
@@ -83,7 +35,7 @@ func startExporter(t *testing.T, args ...string) *exporter {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	cmd := exec.Command(bondtopBinary(t), append([]string{"--headless", "--listen", addr, "--no-ebpf"}, args...)...)
+	cmd := exec.Command(testbin.Build(t, "../cmd/bondtop"), append([]string{"--headless", "--listen", addr, "--no-ebpf"}, args...)...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {

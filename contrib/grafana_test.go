@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/bondtop/bondtop/internal/testbin"
 )
 
 const grafanaFile = "grafana/bondtop.json"
@@ -199,7 +201,7 @@ func TestGrafanaQueries(t *testing.T) {
 	}
 	file := filepath.Join(t.TempDir(), "grafana.rules.yml")
 	writeFile(t, file, y.String())
-	if out, err := exec.Command(needTool(t, "promtool"), "check", "rules", file).CombinedOutput(); err != nil {
+	if out, err := exec.Command(testbin.NeedTool(t, "promtool"), "check", "rules", file).CombinedOutput(); err != nil {
 		t.Errorf("promtool check rules on the dashboard's queries: %v\n%s", err, out)
 	}
 }

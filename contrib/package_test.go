@@ -10,6 +10,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/bondtop/bondtop/internal/testbin"
 )
 
 // buildPackages runs the packager (scripts/package, nfpm as a library)
@@ -22,7 +24,7 @@ func buildPackages(t *testing.T) (deb, rpm string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("go", "run", ".", "-repo", repo, "-out", out, "-version", "1.2.3-4-gabc1234", "-bin", runtime.GOARCH+"="+bondtopBinary(t))
+	cmd := exec.Command("go", "run", ".", "-repo", repo, "-out", out, "-version", "1.2.3-4-gabc1234", "-bin", runtime.GOARCH+"="+testbin.Build(t, "../cmd/bondtop"))
 	cmd.Dir = "../scripts/package"
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("scripts/package: %v\n%s", err, b)
@@ -54,7 +56,7 @@ var packaged = []struct{ deb, rpm string }{
 // (dpkg-deb -x), checks each file is where Debian looks for it, and runs
 // the binary it holds: the exporter on a real-kernel tree.
 func TestDebInstallsAndRuns(t *testing.T) {
-	dpkgDeb := needTool(t, "dpkg-deb")
+	dpkgDeb := testbin.NeedTool(t, "dpkg-deb")
 	deb, _ := buildPackages(t)
 	info, err := exec.Command(dpkgDeb, "-I", deb).CombinedOutput()
 	if err != nil {
@@ -102,10 +104,7 @@ func checkInstalled(t *testing.T, root string) {
 		}
 	}
 	// The packaged binary as the unit runs it, on a real-kernel tree.
-	t.Setenv("BONDTOP_BIN", "")
-	prev := buildBondtop
-	defer func() { buildBondtop = prev }()
-	buildBondtop = func() (string, error) { return bin, nil }
+	t.Setenv("BONDTOP_BIN", bin)
 	e := startExporter(t, "--root", "../testdata/lab/LACP_slaves-2", "--interval", "200ms")
 	s, err := scrapeOnce(e.addr)
 	if err != nil || s["bondtop_bonds"] != 1 {
@@ -117,7 +116,7 @@ func checkInstalled(t *testing.T, root string) {
 // RHEL look for them, its scripts) and installs it into a scratch root,
 // whose binary runs.
 func TestRPMHoldsAndInstalls(t *testing.T) {
-	rpmTool := needTool(t, "rpm")
+	rpmTool := testbin.NeedTool(t, "rpm")
 	_, rpm := buildPackages(t)
 	list, err := exec.Command(rpmTool, "-qpl", rpm).CombinedOutput()
 	if err != nil {

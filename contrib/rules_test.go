@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bondtop/bondtop/internal/testbin"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"go.yaml.in/yaml/v3"
@@ -267,7 +268,7 @@ func TestRuleInputsAreRealScrapes(t *testing.T) {
 // TestPromtoolRules runs Debian's promtool on the shipped rules: they
 // parse, and every case of the test file passes.
 func TestPromtoolRules(t *testing.T) {
-	promtool := needTool(t, "promtool")
+	promtool := testbin.NeedTool(t, "promtool")
 	for _, args := range [][]string{{"check", "rules", rulesFile}, {"test", "rules", rulesTestFile}} {
 		out, err := exec.Command(promtool, args...).CombinedOutput()
 		if err != nil {
@@ -337,7 +338,7 @@ func TestEveryAlertIsTested(t *testing.T) {
 // promtool's output and whether it passed.
 func runPromtoolTest(t *testing.T, body string) (string, bool) {
 	t.Helper()
-	promtool := needTool(t, "promtool")
+	promtool := testbin.NeedTool(t, "promtool")
 	rules, err := filepath.Abs(rulesFile)
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/bondtop/bondtop/internal/testbin"
 )
 
 const unitFile = "systemd/bondtop.service"
@@ -15,7 +17,7 @@ const unitFile = "systemd/bondtop.service"
 // TestUnitExposure: systemd's own judge rates the shipped unit's sandbox
 // at most 3.0 ("OK").
 func TestUnitExposure(t *testing.T) {
-	analyze := needTool(t, "systemd-analyze")
+	analyze := testbin.NeedTool(t, "systemd-analyze")
 	out, err := exec.Command(analyze, "security", "--offline=true", "--no-pager", unitFile).CombinedOutput()
 	m := regexp.MustCompile(`Overall exposure level for bondtop\.service: ([0-9.]+)`).FindSubmatch(out)
 	if m == nil {
@@ -32,8 +34,8 @@ func TestUnitExposure(t *testing.T) {
 // the unit, with its ExecStart pointing at the real binary (where the
 // packages put it: /usr/bin/bondtop) and its man page where man finds it.
 func TestUnitVerifies(t *testing.T) {
-	analyze := needTool(t, "systemd-analyze")
-	needTool(t, "man")
+	analyze := testbin.NeedTool(t, "systemd-analyze")
+	testbin.NeedTool(t, "man")
 	dir := t.TempDir()
 	unit, err := os.ReadFile(unitFile)
 	if err != nil {
@@ -42,7 +44,7 @@ func TestUnitVerifies(t *testing.T) {
 	if !strings.Contains(string(unit), "ExecStart=/usr/bin/bondtop ") {
 		t.Fatal("ExecStart does not run /usr/bin/bondtop")
 	}
-	unit = []byte(strings.ReplaceAll(string(unit), "/usr/bin/bondtop", bondtopBinary(t)))
+	unit = []byte(strings.ReplaceAll(string(unit), "/usr/bin/bondtop", testbin.Build(t, "../cmd/bondtop")))
 	writeFile(t, filepath.Join(dir, "bondtop.service"), string(unit))
 	socket, err := os.ReadFile("systemd/bondtop.socket")
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/diagnose"
+	"github.com/bondtop/bondtop/internal/testbin"
 )
 
 // rawScrape returns the text a GET of the exporter's handler serves.
@@ -78,7 +79,7 @@ func demoExporter(t *testing.T) *Exporter {
 // the go_* and process_* metrics included: it must parse it, and find
 // nothing (the unit fixes: _amperes, _watts).
 func TestPromtoolCheckMetrics(t *testing.T) {
-	promtool := needPromtool(t)
+	promtool := testbin.NeedTool(t, "promtool")
 	text := rawScrape(t, demoExporter(t))
 	for _, want := range []string{"\n# TYPE bondtop_slave_up gauge\n", "\n# TYPE go_memstats_sys_bytes gauge\n", "\n# TYPE bondtop_finding gauge\n"} {
 		if !bytes.Contains(text, []byte(want)) {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bondtop/bondtop/internal/testbin"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -75,7 +76,7 @@ func TestFamiliesKept(t *testing.T) {
 		}
 	}
 	if promtool == "" {
-		needPromtool(t)
+		testbin.NeedTool(t, "promtool")
 	}
 	for name, typ := range before {
 		if n, ok := renamed[name]; ok {

@@ -2,7 +2,6 @@ package metrics
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -95,17 +94,4 @@ func scrapeFixture(t *testing.T, name string) map[string]float64 {
 // seriesKey is a canonical name{a="x",b="y"} for a label set.
 func seriesKey(ls model.LabelSet) string {
 	return ls.String()
-}
-
-// needPromtool returns promtool's path; under CI=true its absence fails.
-func needPromtool(t *testing.T) string {
-	t.Helper()
-	p, err := exec.LookPath("promtool")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("promtool is missing (scripts/test-deps.sh installs Debian's prometheus package)")
-		}
-		t.Skip("promtool is missing: run scripts/test-deps.sh")
-	}
-	return p
 }

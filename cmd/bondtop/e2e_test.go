@@ -14,30 +14,12 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/bondtop/bondtop/internal/testbin"
 )
 
-// buildBinary compiles bondtop once per test run.
-var buildBinary = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "bondtop-e2e")
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "bondtop")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		return "", &exec.ExitError{Stderr: out}
-	}
-	return bin, nil
-})
-
-func binary(t *testing.T) string {
-	t.Helper()
-	bin, err := buildBinary()
-	if err != nil {
-		t.Fatalf("go build: %v", err)
-	}
-	return bin
-}
+// binary is the real bondtop, built once per test run.
+func binary(t *testing.T) string { return testbin.Build(t, ".") }
 
 // hostTree writes an 802.3ad bond0 over eth0..eth3, as procfs and sysfs
 // show it to root on a 6.x kernel, with every counter at zero.

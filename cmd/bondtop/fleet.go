@@ -18,7 +18,6 @@ import (
 
 	"github.com/bondtop/bondtop/fleet"
 	"github.com/bondtop/bondtop/internal/printable"
-	"github.com/bondtop/bondtop/internal/units"
 )
 
 // fleetDoc is one JSON document of the fleet: the local --json's shape
@@ -48,7 +47,7 @@ func runFleet(o options, w io.Writer) error {
 	if o.once || o.command == "list" {
 		n = 1
 	}
-	enc := json.NewEncoder(w)
+	enc := json.NewEncoder(printable.NewJSONWriter(w))
 	if n == 1 {
 		enc.SetIndent("", "  ")
 	}
@@ -108,7 +107,7 @@ func printFleet(w io.Writer, f *fleet.Fleet) error {
 			worst = "-"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", printable.String(b.Instance), printable.String(b.Name), printable.String(b.Job),
-			dash(b.Mode), slaves, bitsOrDash(b.TxBps), bitsOrDash(b.RxBps), printable.String(worst))
+			dash(b.Mode), slaves, bits(b.TxBps), bits(b.RxBps), printable.String(worst))
 	}
 	for _, e := range f.Exporters {
 		if e.Bonds > 0 {
@@ -130,13 +129,6 @@ func printFleet(w io.Writer, f *fleet.Fleet) error {
 		fmt.Fprintf(w, "warning: %s\n", printable.String(m))
 	}
 	return nil
-}
-
-func bitsOrDash(v *float64) string {
-	if v == nil {
-		return "-"
-	}
-	return units.Bits(*v)
 }
 
 // fleetSupported: this build has the Prometheus client.
