@@ -62,31 +62,39 @@ type Client struct {
 	detail  bool
 }
 
+// ConfigError is a mistake in what configures the client (the URL, the
+// selector, the http_config file), found before Prometheus is asked: the
+// admin's to fix, not Prometheus' fault.
+type ConfigError struct{ Err error }
+
+func (e *ConfigError) Error() string { return e.Err.Error() }
+func (e *ConfigError) Unwrap() error { return e.Err }
+
 // New checks the configuration and prepares the client; it does not
-// contact Prometheus yet.
+// contact Prometheus yet. Its errors are *ConfigError.
 func New(c Config) (*Client, error) {
 	u, err := url.Parse(c.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("--prometheus %q: give the server's URL, like http://prometheus:9090", c.URL)
+		return nil, &ConfigError{fmt.Errorf("--prometheus %q: give the server's URL, like http://prometheus:9090", c.URL)}
 	}
 	match, err := ParseSelector(c.Match)
 	if err != nil {
-		return nil, fmt.Errorf("--prometheus-match: %w", err)
+		return nil, &ConfigError{fmt.Errorf("--prometheus-match: %w", err)}
 	}
 	rt := http.DefaultTransport
 	if c.HTTPConfigFile != "" {
 		hc, _, err := config.LoadHTTPConfigFile(c.HTTPConfigFile)
 		if err != nil {
-			return nil, fmt.Errorf("--prometheus.config.file: %w", err)
+			return nil, &ConfigError{fmt.Errorf("--prometheus.config.file: %w", err)}
 		}
 		rt, err = config.NewRoundTripperFromConfig(*hc, "bondtop")
 		if err != nil {
-			return nil, fmt.Errorf("--prometheus.config.file %s: %w", c.HTTPConfigFile, err)
+			return nil, &ConfigError{fmt.Errorf("--prometheus.config.file %s: %w", c.HTTPConfigFile, err)}
 		}
 	}
 	client, err := api.NewClient(api.Config{Address: c.URL, RoundTripper: rt})
 	if err != nil {
-		return nil, fmt.Errorf("--prometheus %q: %w", c.URL, err)
+		return nil, &ConfigError{fmt.Errorf("--prometheus %q: %w", c.URL, err)}
 	}
 	if c.Timeout <= 0 {
 		c.Timeout = DefaultTimeout

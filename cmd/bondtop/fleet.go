@@ -39,7 +39,7 @@ func runFleet(o options, w io.Writer) error {
 	c, err := fleet.New(fleet.Config{URL: o.fleet.url, Match: o.fleet.match, HTTPConfigFile: o.fleet.configFile,
 		Detail: o.json && o.command != "list"})
 	if err != nil {
-		return err
+		return usageError{err} // a flag or its file, not Prometheus
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()

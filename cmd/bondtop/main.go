@@ -313,11 +313,18 @@ func fail(stderr io.Writer, err error) int {
 	// recording.
 	fmt.Fprintf(stderr, "bondtop: %s\n", printable.String(err.Error()))
 	var nf *collector.NotFoundError
-	if errors.As(err, &nf) {
+	var ue usageError
+	if errors.As(err, &nf) || errors.As(err, &ue) {
 		return exitUsage
 	}
 	return exitRuntime
 }
+
+// usageError is a mistake in the command line found after parsing (a
+// value its reader refuses): it exits as a bad flag does.
+type usageError struct{ error }
+
+func (e usageError) Unwrap() error { return e.error }
 
 func parseArgs(args []string, stderr io.Writer) (options, error) {
 	var o options
