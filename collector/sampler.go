@@ -119,6 +119,7 @@ type Sampler struct {
 	kernel    *bonding.KernelVersion
 	neighbors *neighborTracker // nil without a NeighborReader
 	phys      *physTracker     // nil when the Source is no PhysicalReader
+	relay     Relay            // nil unless the Source relays another bondtop's view
 	// snaps are the snapshots lent and handed back (Options.Recycle).
 	snaps snapshotStore
 }
@@ -177,6 +178,7 @@ func NewSampler(src Source, opts Options) *Sampler {
 	if c, ok := src.(ConfigReader); ok {
 		s.config = &configCache{r: c}
 	}
+	s.relay, _ = src.(Relay)
 	return s
 }
 
@@ -286,6 +288,9 @@ func (s *Sampler) sampleReading(r Reading) (*Snapshot, error) {
 
 	snap.Events = s.compare(snap.Events, now, r)
 	s.sampleBonds(snap, arrays, r, span)
+	if s.relay != nil {
+		relayed(snap, s.relay, now)
+	}
 	for _, name := range s.opts.Bonds {
 		if r.Bond(name) == nil {
 			snap.Missing = append(snap.Missing, name)

@@ -87,6 +87,10 @@ type BondSample struct {
 	// NeighborsWhy says why the slaves' LLDP/CDP neighbours could not be
 	// listened for (no CAP_NET_RAW); absent when they could.
 	NeighborsWhy *string `json:"neighbors_why,omitempty"`
+	// DataAgeSeconds is how old the bond's data was when the snapshot
+	// was made, for a bond another bondtop measured (a Relay source: the
+	// time since the scrape it comes from); absent otherwise.
+	DataAgeSeconds *float64 `json:"data_age_seconds,omitempty"`
 }
 
 // SlaveSample is one slave's state and traffic.

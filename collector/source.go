@@ -73,6 +73,8 @@ func bondNamed(bonds []bonding.Bond, name string) *bonding.Bond {
 //	PhysicalReader      it reads link modes, FEC and optics (ethtool)
 //	HostReader          it reads host-wide settings (sysctls)
 //	ConfigReader        its host has configuration files to compare
+//	Relay               it passes on what another bondtop measured (the
+//	                    fleet, from Prometheus): rates, findings, age
 //	recycler            (internal) it refills the arrays of old Readings
 
 // Source reads the current state of every bond on a host.
@@ -170,6 +172,28 @@ type ConfigReader interface {
 	// ReadConfig reads the configuration and the running settings of
 	// the named bonds (and their slaves).
 	ReadConfig(bonds []bonding.Bond) *HostConfig
+}
+
+// Relay is implemented by sources that pass on what another bondtop
+// measured and diagnosed (the fleet view, read from Prometheus): such a
+// source's counters are as old as the last scrape and seldom differ
+// from one tick to the next, so the Sampler shows the rates the source
+// gives (and the shares they make) instead of dividing two readings'
+// counters, and the findings the source gives instead of leaving them
+// empty. A caller should not run its own diagnosis (Options.Analyze)
+// over a relayed reading: it holds only what the metrics carry.
+type Relay interface {
+	// Rate is what the interface moved per second, in bits, over the
+	// source's own window: the bond's when slave is "", else that
+	// slave's. ok is false when the source has no rate for it.
+	Rate(bond, slave string) (rxBps, txBps float64, ok bool)
+	// Findings are the bond's findings as the other bondtop made them;
+	// nil for none. The Sampler copies the slice header, not the
+	// findings: the source must not change a slice it handed out.
+	Findings(bond string) []Finding
+	// DataAge is how old the bond's data was at now (the time since the
+	// scrape it comes from); ok false when unknown.
+	DataAge(bond string, now time.Time) (age time.Duration, ok bool)
 }
 
 // A recycler is a Source that takes back the arrays of a Reading its

@@ -156,6 +156,7 @@ func (c *Client) Read(ctx context.Context) (*Fleet, error) {
 	}
 	f := Assemble(answers[0], answers[1], answers[2], answers[3])
 	f.Time = now
+	f.age(now)
 	if c.detail {
 		for i := range f.Bonds {
 			if f.Bonds[i].Slaves == nil {

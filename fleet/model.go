@@ -26,6 +26,9 @@ type Exporter struct {
 	Job      string `json:"job"`
 	Up       bool   `json:"up"`
 	Bonds    int    `json:"bonds"`
+	// LastSample is when the exporter last sampled its host, by its own
+	// clock (bondtop_last_sample_timestamp_seconds); nil when unknown.
+	LastSample *time.Time `json:"last_sample"`
 }
 
 // Bond is one bond of one host, with the keys of the local --json that
@@ -50,6 +53,9 @@ type Bond struct {
 	Findings       []Finding `json:"findings"`
 	LACP           *LACP     `json:"lacp"`
 	Severity       string    `json:"severity"` // the worst finding's: critical, warning, info; "" for none
+	// DataAgeSeconds is how old the bond's data was when the fleet was
+	// read: the time since its exporter last sampled; nil when unknown.
+	DataAgeSeconds *float64 `json:"data_age_seconds"`
 	rank           rank
 }
 
@@ -189,6 +195,11 @@ func Assemble(up, gauges, lastKnown, rates model.Vector) *Fleet {
 		case "bondtop_slave_speed_bytes":
 			if s := slaveOf(m); s != nil {
 				s.SpeedMbps = intPtr(v * 8 / 1e6)
+			}
+		case "bondtop_last_sample_timestamp_seconds":
+			if e := exporters[[2]string{string(m["instance"]), string(m["job"])}]; e != nil && v > 0 {
+				t := time.Unix(int64(v), 0)
+				e.LastSample = &t
 			}
 		case "bondtop_finding":
 			b := bondOf(m)
@@ -392,6 +403,24 @@ func upDown(v float64) *string {
 func intPtr(v float64) *int {
 	i := int(math.Round(v))
 	return &i
+}
+
+// age sets each bond's DataAgeSeconds: the time from its exporter's
+// last sample to now.
+func (f *Fleet) age(now time.Time) {
+	sampled := make(map[[2]string]time.Time, len(f.Exporters))
+	for _, e := range f.Exporters {
+		if e.LastSample != nil {
+			sampled[[2]string{e.Instance, e.Job}] = *e.LastSample
+		}
+	}
+	for i := range f.Bonds {
+		b := &f.Bonds[i]
+		if t, ok := sampled[[2]string{b.Instance, b.Job}]; ok {
+			a := max(now.Sub(t).Seconds(), 0)
+			b.DataAgeSeconds = &a
+		}
+	}
 }
 
 // Worst is the bond's worst finding as "id (severity)", "exporter down",

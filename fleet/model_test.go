@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/common/model"
 )
@@ -38,12 +39,14 @@ func TestAssemble(t *testing.T) {
 		sample(1, with(h1, "__name__=bondtop_finding", "bond=bond0", "id=lacp-no-partner", "severity=warning", "slave=eth2")...),
 		sample(1, with(h1, "__name__=bondtop_finding", "bond=bond0", "id=lacp-no-partner", "severity=warning", "slave=eth10")...),
 		sample(1, with(h1, "__name__=bondtop_bond_info", "bond=bond1", "mode=active-backup", "xmit_hash_policy=")...),
+		sample(1000, with(h1, "__name__=bondtop_last_sample_timestamp_seconds")...),
 	}
 	lastKnown := model.Vector{
 		sample(1, with(h2, tagLabel+"=bondtop_bond_info", "bond=bond0", "mode=balance-xor")...),
 		sample(1, with(h2, tagLabel+"=bondtop_slave_up", "bond=bond0", "slave=eno1")...),
 		// a host that is up: its current values win
 		sample(1, with(h1, tagLabel+"=bondtop_bond_info", "bond=bond0", "mode=balance-rr")...),
+		sample(900, with(h2, tagLabel+"=bondtop_last_sample_timestamp_seconds")...),
 	}
 	rates := model.Vector{
 		sample(1000, with(h1, tagLabel+"=bond_tx", "bond=bond0")...),
@@ -75,9 +78,25 @@ func TestAssemble(t *testing.T) {
 	if b := f.Bonds[1]; b.LACP == nil || str(b.LACP.Rate) != "fast" {
 		t.Errorf("lacp: %+v", b.LACP)
 	}
-	ex := fmt.Sprint(f.Exporters)
-	if ex != "[{h2:9100 bondtop false 1} {h1:9100 bondtop true 2} {h3:9100 bondtop true 0}]" {
-		t.Errorf("exporters: %s", ex)
+	var ex []string
+	for _, e := range f.Exporters {
+		last := "-"
+		if e.LastSample != nil {
+			last = fmt.Sprint(e.LastSample.Unix())
+		}
+		ex = append(ex, fmt.Sprintf("%s %s up=%v bonds=%d last=%s", e.Instance, e.Job, e.Up, e.Bonds, last))
+	}
+	if got, want := strings.Join(ex, "; "), "h2:9100 bondtop up=false bonds=1 last=900; h1:9100 bondtop up=true bonds=2 last=1000; h3:9100 bondtop up=true bonds=0 last=-"; got != want {
+		t.Errorf("exporters: %s\nwant       %s", got, want)
+	}
+	// The data's age: from each exporter's last sample.
+	f.age(time.Unix(1010, 0))
+	var ages []string
+	for _, b := range f.Bonds {
+		ages = append(ages, b.Instance+"/"+b.Name+"="+flt(b.DataAgeSeconds))
+	}
+	if got, want := strings.Join(ages, " "), "h2:9100/bond0=110 h1:9100/bond0=10 h1:9100/bond1=10"; got != want {
+		t.Errorf("ages: %s, want %s", got, want)
 	}
 }
 

@@ -17,6 +17,7 @@ const tagLabel = "bondtop_fleet_metric"
 var gaugeMetrics = []string{
 	"bondtop_bond_info", "bondtop_bond_up", "bondtop_bond_slaves", "bondtop_bond_slaves_up",
 	"bondtop_slave_up", "bondtop_slave_active", "bondtop_slave_speed_bytes", "bondtop_finding",
+	"bondtop_last_sample_timestamp_seconds",
 }
 
 // lastKnownMetrics are the gauges whose last value is shown for a host
@@ -24,6 +25,7 @@ var gaugeMetrics = []string{
 var lastKnownMetrics = []string{
 	"bondtop_bond_info", "bondtop_bond_up", "bondtop_bond_slaves", "bondtop_bond_slaves_up",
 	"bondtop_slave_up", "bondtop_slave_active", "bondtop_slave_speed_bytes",
+	"bondtop_last_sample_timestamp_seconds",
 }
 
 // rateMetrics are the byte counters whose rate() the list shows, each

@@ -17,7 +17,7 @@ func TestBuildQueries(t *testing.T) {
 	}
 	want := map[string][]string{
 		"up":         {`up{job="bondtop",dc=~"fra.*"} and on(instance, job) last_over_time(bondtop_build_info{job="bondtop",dc=~"fra.*"}[1h])`},
-		"gauges":     {`{__name__=~"bondtop_bond_info|`, `|bondtop_finding",job="bondtop",dc=~"fra.*"}`},
+		"gauges":     {`{__name__=~"bondtop_bond_info|`, `|bondtop_finding|bondtop_last_sample_timestamp_seconds",job="bondtop",dc=~"fra.*"}`},
 		"last known": {`last_over_time(bondtop_slave_up{job="bondtop",dc=~"fra.*"}[1h])`, `and on(instance, job) (up{job="bondtop",dc=~"fra.*"} == 0)`},
 		"rates":      {`rate(bondtop_slave_transmit_bytes_total{job="bondtop",dc=~"fra.*"}[2m])`, `"bondtop_fleet_metric", "slave_tx"`},
 	}
