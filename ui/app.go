@@ -71,6 +71,11 @@ type Options struct {
 	LoadUnavailable string
 	// NoMouse leaves the mouse to the terminal (selecting text to copy).
 	NoMouse bool
+	// ListOrder, when set, is the order of the bond list: the bonds'
+	// names as the source ranks them (the fleet: worst first); the list
+	// is in natural order without it, and a bond the order lacks comes
+	// after those it has.
+	ListOrder func() []string
 }
 
 // intervalSteps are the paces + and - move between.
@@ -119,6 +124,8 @@ type dashboard struct {
 	flows        flowsState
 	flowRows     flowRowsMemo
 	loadp        *loadPanel
+	// listOrder orders the bond list (Options.ListOrder); nil: natural.
+	listOrder func() []string
 
 	// ctx ends with the dashboard: load tests stop cleanly with it.
 	ctx context.Context
@@ -153,6 +160,7 @@ func newDashboard(o Options) *dashboard {
 	d.posted = mailbox[func()]{queue: d.queueDraw, handle: runAll}
 	d.news = mailbox[feedNews]{queue: d.queueDraw, handle: d.applyNews}
 	d.model.Bond = o.Bond
+	d.listOrder = o.ListOrder
 	_, d.model.Playback = o.Feed.(Player)
 	if r, ok := o.Feed.(Recycler); ok {
 		d.model.release = r.Release

@@ -31,13 +31,27 @@ type chooserState struct {
 // chooserHead is the number of lines above the rows.
 const chooserHead = 3
 
-// chooserRows are the bonds the filter lets through, in natural order.
+// chooserRows are the bonds the filter lets through, in natural order,
+// or in the source's (Options.ListOrder).
 func (d *dashboard) chooserRows() []string {
 	var out []string
 	for _, name := range d.model.Bonds() {
 		if strings.Contains(name, d.chooser.filter) {
 			out = append(out, name)
 		}
+	}
+	if d.listOrder != nil {
+		rank := map[string]int{}
+		for i, name := range d.listOrder() {
+			rank[name] = i + 1
+		}
+		at := func(name string) int {
+			if r := rank[name]; r > 0 {
+				return r
+			}
+			return len(rank) + 1
+		}
+		slices.SortStableFunc(out, func(x, y string) int { return at(x) - at(y) })
 	}
 	return out
 }

@@ -154,8 +154,25 @@ func (d *dashboard) renderHeader(width, height int) []line {
 	}
 	return []line{
 		pack(width, name, mode, hash, mii, roles, lacp, agg, speed),
-		pack(width, status, paused, rates, every, clock, warn, meter),
+		pack(width, status, paused, rates, every, clock, dataAge(b, th), warn, meter),
 	}
+}
+
+// staleAfter is the data age the header calls stale: an exporter samples
+// at every scrape, and scrapes seldom lie a minute apart.
+const staleAfter = time.Minute
+
+// dataAge says how old a relayed bond's data is (the fleet view: the
+// time since its exporter sampled); nothing for a bond read here.
+func dataAge(b *collector.BondSample, th *theme) line {
+	if b.DataAgeSeconds == nil {
+		return nil
+	}
+	age := time.Duration(*b.DataAgeSeconds * float64(time.Second)).Round(time.Second)
+	if age > staleAfter {
+		return line{{"STALE: data " + age.String() + " old", th.bad}}
+	}
+	return line{{"data ", th.dim}, {age.String() + " old", th.base}}
 }
 
 // usesHashPolicy reports the modes whose slave choice xmit_hash_policy

@@ -50,8 +50,13 @@ func dashboard(src collector.Source, o options) error {
 		uo.Load = loadrun.Demo{Source: src}
 	case *collector.LiveSource:
 		uo.Load = loadrun.Live{}
+	case collector.Relay:
+		uo.LoadUnavailable = "The fleet view shows what Prometheus holds of other hosts: load tests run on the host itself (bondtop on it, or try --demo)."
 	default:
 		uo.LoadUnavailable = "Load tests run from the live host over its own bonds. --root shows a copy of another host's /proc and /sys: run bondtop on that host (or try --demo) to test a bond."
+	}
+	if o, ok := src.(interface{ Order() []string }); ok {
+		uo.ListOrder = o.Order // the fleet: worst first
 	}
 	return ui.Run(ctx, uo)
 }

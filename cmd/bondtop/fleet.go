@@ -33,13 +33,21 @@ type fleetDoc struct {
 	Notes      []string         `json:"notes"`
 }
 
-// runFleet reads the fleet once (--once, list) or --count times, one
-// --interval apart.
+// runFleet shows the fleet on the dashboard (a terminal, no --once,
+// --count or list), or reads it once (--once, list), --count times, or
+// (piped) until interrupted, one --interval apart.
 func runFleet(o options, w io.Writer) error {
+	interactive := o.command == "" && !o.once && o.count == 0 && isTerminal(w)
 	c, err := fleet.New(fleet.Config{URL: o.fleet.url, Match: o.fleet.match, HTTPConfigFile: o.fleet.configFile,
-		Detail: o.json && o.command != "list"})
+		Detail: interactive || (o.json && o.command != "list")})
 	if err != nil {
 		return usageError{err} // a flag or its file, not Prometheus
+	}
+	if interactive {
+		// Prometheus holds a sample a scrape: asking more often than
+		// every few seconds shows nothing new.
+		src := fleet.NewSource(c, max(o.interval, fleet.DefaultRefresh))
+		return dashboard(src, o)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -51,7 +59,7 @@ func runFleet(o options, w io.Writer) error {
 	if n == 1 {
 		enc.SetIndent("", "  ")
 	}
-	for i := 0; i < n; i++ {
+	for i := 0; n <= 0 || i < n; i++ {
 		if i > 0 {
 			select {
 			case <-ctx.Done():

@@ -37,8 +37,6 @@ func checkFleetFlags(o options) error {
 		return errors.New("--prometheus does not serve or record: drop --listen, --headless and --record")
 	case len(o.bonds) > 0:
 		return fmt.Errorf("--prometheus lists every bond: to scope it, use --prometheus-match '{instance=\"host:9100\"}' instead of %q", o.bonds[0])
-	case o.command == "" && !o.once && o.count == 0:
-		return errors.New("--prometheus: the interactive fleet view is not there yet; use --once [--json], --count N --json, or list --prometheus URL")
 	}
 	return fleetSupported()
 }

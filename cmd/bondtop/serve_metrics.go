@@ -26,6 +26,11 @@ func (o *options) samplerOptions(src collector.Source) collector.Options {
 	so := collector.Options{Interval: o.interval, Bonds: o.bonds, Sinks: o.sinks,
 		Flows: o.flows, Meter: o.meter, MeterWhy: o.meterWhy, Analyze: diagnose.NewWindow(0).Fill,
 		History: collector.NoHistory, StayUp: o.headless}
+	if _, relay := src.(collector.Relay); relay {
+		// Its findings are the other bondtop's; a diagnosis here would
+		// see only what the metrics carry.
+		so.Analyze = nil
+	}
 	if _, live := src.(*collector.LiveSource); live {
 		// A drill killed mid-way on this host shows as a finding, in
 		// every mode: the dashboard, the text and JSON outputs, /metrics.
