@@ -186,5 +186,9 @@ func (c *Client) wrap(ctx context.Context, err error) error {
 		}
 		return fmt.Errorf("prometheus at %s answered with an error: %s: %s", c.url, apiErr.Type, msg)
 	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err // the URL is said once, without a password
+	}
 	return fmt.Errorf("prometheus at %s: %w", c.url, err)
 }

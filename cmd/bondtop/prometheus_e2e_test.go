@@ -37,6 +37,7 @@ func unusedLoopbackAddr(t *testing.T) string {
 type prometheusServer struct {
 	addr string
 	log  *lockedLog
+	stop func() // ends it before the test does; the test's end calls it too
 }
 
 // lockedLog collects a child process's output, which its copying
@@ -96,7 +97,9 @@ func startPrometheus(t *testing.T, config string) *prometheusServer {
 	if err := p.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = p.Process.Signal(syscall.SIGTERM); _ = p.Wait() })
+	var once sync.Once
+	s.stop = func() { once.Do(func() { _ = p.Process.Signal(syscall.SIGTERM); _ = p.Wait() }) }
+	t.Cleanup(s.stop)
 	return s
 }
 
