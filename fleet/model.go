@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/internal/natural"
 	"github.com/prometheus/common/model"
 )
@@ -61,18 +62,28 @@ type Bond struct {
 
 // LACP is what the metrics say of an 802.3ad bond.
 type LACP struct {
-	Rate     *string `json:"rate"`
-	ADSelect *string `json:"ad_select"`
+	Rate               *string `json:"rate"`
+	ADSelect           *string `json:"ad_select"`
+	NoActiveAggregator bool    `json:"no_active_aggregator"`
+	AggregatorID       *int    `json:"aggregator_id"`
+	NumPorts           *int    `json:"num_ports"`
 }
 
-// Slave is one slave of a bond.
+// Slave is one slave of a bond. The LACP fields have the local JSON's
+// keys and shapes (docs/json.md); the partner's only as far as the
+// metrics carry it (system MAC, key, port number, state).
 type Slave struct {
-	Name      string   `json:"name"`
-	MIIStatus *string  `json:"mii_status"`
-	State     *string  `json:"state"`
-	SpeedMbps *int     `json:"speed_mbps"`
-	RxBps     *float64 `json:"rx_bps"`
-	TxBps     *float64 `json:"tx_bps"`
+	Name                string               `json:"name"`
+	MIIStatus           *string              `json:"mii_status"`
+	State               *string              `json:"state"`
+	SpeedMbps           *int                 `json:"speed_mbps"`
+	RxBps               *float64             `json:"rx_bps"`
+	TxBps               *float64             `json:"tx_bps"`
+	AggregatorID        *int                 `json:"aggregator_id"`
+	ActorChurnedCount   *int                 `json:"actor_churned_count"`
+	PartnerChurnedCount *int                 `json:"partner_churned_count"`
+	Actor               *bonding.ActorPort   `json:"actor"`
+	Partner             *bonding.PartnerPort `json:"partner"`
 }
 
 // Finding is one finding of bondtop's diagnosis on the host.
@@ -195,6 +206,60 @@ func Assemble(up, gauges, lastKnown, rates model.Vector) *Fleet {
 		case "bondtop_slave_speed_bytes":
 			if s := slaveOf(m); s != nil {
 				s.SpeedMbps = intPtr(v * 8 / 1e6)
+			}
+		case "bondtop_bond_active_aggregator_id", "bondtop_bond_active_aggregator_ports", "bondtop_bond_no_active_aggregator":
+			if b := bondOf(m); b != nil {
+				if b.LACP == nil {
+					b.LACP = &LACP{}
+				}
+				switch name {
+				case "bondtop_bond_active_aggregator_id":
+					b.LACP.AggregatorID = intPtr(v)
+				case "bondtop_bond_active_aggregator_ports":
+					b.LACP.NumPorts = intPtr(v)
+				default:
+					b.LACP.NoActiveAggregator = v == 1
+				}
+			}
+		case "bondtop_slave_aggregator_id":
+			if s := slaveOf(m); s != nil {
+				s.AggregatorID = intPtr(v)
+			}
+		case "bondtop_slave_lacp_port_state":
+			s := slaveOf(m)
+			if s == nil || v < 0 || v > 255 {
+				return
+			}
+			st := bonding.PortState(v)
+			switch m["side"] {
+			case "actor":
+				if s.Actor == nil {
+					s.Actor = &bonding.ActorPort{}
+				}
+				s.Actor.PortState = &st
+			case "partner":
+				if s.Partner == nil {
+					s.Partner = &bonding.PartnerPort{}
+				}
+				s.Partner.PortState = &st
+			}
+		case "bondtop_slave_lacp_partner_info":
+			if s := slaveOf(m); s != nil {
+				if s.Partner == nil {
+					s.Partner = &bonding.PartnerPort{}
+				}
+				s.Partner.SystemMAC = label(m, "partner_mac")
+				s.Partner.Key = atoi(m["partner_key"])
+				s.Partner.PortNumber = atoi(m["partner_port"])
+			}
+		case "bondtop_slave_lacp_churned_total":
+			if s := slaveOf(m); s != nil {
+				switch m["side"] {
+				case "actor":
+					s.ActorChurnedCount = intPtr(v)
+				case "partner":
+					s.PartnerChurnedCount = intPtr(v)
+				}
 			}
 		case "bondtop_last_sample_timestamp_seconds":
 			if e := exporters[[2]string{string(m["instance"]), string(m["job"])}]; e != nil && v > 0 {
@@ -390,6 +455,15 @@ func label(m model.Metric, name model.LabelName) *string {
 		return nil
 	}
 	return &v
+}
+
+// atoi is a label's number; nil when empty or not a number.
+func atoi(v model.LabelValue) *int {
+	n, err := strconv.Atoi(string(v))
+	if err != nil {
+		return nil
+	}
+	return &n
 }
 
 func upDown(v float64) *string {

@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -40,6 +41,14 @@ func TestAssemble(t *testing.T) {
 		sample(1, with(h1, "__name__=bondtop_finding", "bond=bond0", "id=lacp-no-partner", "severity=warning", "slave=eth10")...),
 		sample(1, with(h1, "__name__=bondtop_bond_info", "bond=bond1", "mode=active-backup", "xmit_hash_policy=")...),
 		sample(1000, with(h1, "__name__=bondtop_last_sample_timestamp_seconds")...),
+		sample(2, with(h1, "__name__=bondtop_bond_active_aggregator_id", "bond=bond0")...),
+		sample(1, with(h1, "__name__=bondtop_bond_active_aggregator_ports", "bond=bond0")...),
+		sample(0, with(h1, "__name__=bondtop_bond_no_active_aggregator", "bond=bond0")...),
+		sample(2, with(h1, "__name__=bondtop_slave_aggregator_id", "bond=bond0", "slave=eth10")...),
+		sample(63, with(h1, "__name__=bondtop_slave_lacp_port_state", "bond=bond0", "slave=eth10", "side=actor")...),
+		sample(71, with(h1, "__name__=bondtop_slave_lacp_port_state", "bond=bond0", "slave=eth10", "side=partner")...),
+		sample(1, with(h1, "__name__=bondtop_slave_lacp_partner_info", "bond=bond0", "slave=eth10", "partner_mac=00:11:22:33:44:55", "partner_key=15", "partner_port=")...),
+		sample(3, with(h1, "__name__=bondtop_slave_lacp_churned_total", "bond=bond0", "slave=eth10", "side=partner")...),
 	}
 	lastKnown := model.Vector{
 		sample(1, with(h2, tagLabel+"=bondtop_bond_info", "bond=bond0", "mode=balance-xor")...),
@@ -75,8 +84,20 @@ func TestAssemble(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if b := f.Bonds[1]; b.LACP == nil || str(b.LACP.Rate) != "fast" {
+	if b := f.Bonds[1]; b.LACP == nil || str(b.LACP.Rate) != "fast" || num(b.LACP.AggregatorID) != "2" || num(b.LACP.NumPorts) != "1" || b.LACP.NoActiveAggregator {
 		t.Errorf("lacp: %+v", b.LACP)
+	}
+	// The LACP details of a slave, in the local JSON's shape.
+	js, err := json.Marshal(f.Bonds[1].Slaves[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"aggregator_id":2`, `"partner_churned_count":3`, `"actor_churned_count":null`,
+		`"actor":{`, `"port_state":63,"port_state_flags":["activity","short_timeout","aggregation","synchronization","collecting","distributing"]`,
+		`"partner":{`, `"system_mac":"00:11:22:33:44:55"`, `"oper_key":15`, `"port_number":null`, `"port_state":71,"port_state_flags":["activity","short_timeout","aggregation","defaulted"]`} {
+		if !strings.Contains(string(js), want) {
+			t.Errorf("slave JSON %s\nlacks %s", js, want)
+		}
 	}
 	var ex []string
 	for _, e := range f.Exporters {

@@ -18,6 +18,10 @@ var gaugeMetrics = []string{
 	"bondtop_bond_info", "bondtop_bond_up", "bondtop_bond_slaves", "bondtop_bond_slaves_up",
 	"bondtop_slave_up", "bondtop_slave_active", "bondtop_slave_speed_bytes", "bondtop_finding",
 	"bondtop_last_sample_timestamp_seconds",
+	// The LACP panel's: aggregators, port states, partners, churn.
+	"bondtop_bond_active_aggregator_id", "bondtop_bond_active_aggregator_ports", "bondtop_bond_no_active_aggregator",
+	"bondtop_slave_aggregator_id", "bondtop_slave_lacp_port_state", "bondtop_slave_lacp_partner_info",
+	"bondtop_slave_lacp_churned_total",
 }
 
 // lastKnownMetrics are the gauges whose last value is shown for a host
@@ -52,11 +56,15 @@ type Queries struct {
 	Rates string
 }
 
-// slaveDetail are the per-slave series only the detailed read asks for:
-// the table counts the slaves from the bond's own gauges.
+// slaveDetail are the series only the detailed read asks for: the table
+// counts the slaves from the bond's own gauges and shows no LACP detail.
 var slaveDetail = map[string]bool{
 	"bondtop_slave_up": true, "bondtop_slave_active": true, "bondtop_slave_speed_bytes": true,
 	"bondtop_slave_transmit_bytes_total": true, "bondtop_slave_receive_bytes_total": true,
+	"bondtop_bond_active_aggregator_id": true, "bondtop_bond_active_aggregator_ports": true,
+	"bondtop_bond_no_active_aggregator": true, "bondtop_slave_aggregator_id": true,
+	"bondtop_slave_lacp_port_state": true, "bondtop_slave_lacp_partner_info": true,
+	"bondtop_slave_lacp_churned_total": true,
 }
 
 // BuildQueries writes the queries for the selector's matchers; with

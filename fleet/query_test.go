@@ -17,7 +17,7 @@ func TestBuildQueries(t *testing.T) {
 	}
 	want := map[string][]string{
 		"up":         {`up{job="bondtop",dc=~"fra.*"} and on(instance, job) last_over_time(bondtop_build_info{job="bondtop",dc=~"fra.*"}[1h])`},
-		"gauges":     {`{__name__=~"bondtop_bond_info|`, `|bondtop_finding|bondtop_last_sample_timestamp_seconds",job="bondtop",dc=~"fra.*"}`},
+		"gauges":     {`{__name__=~"bondtop_bond_info|`, `|bondtop_finding|bondtop_last_sample_timestamp_seconds|`, `|bondtop_slave_lacp_port_state|`, `|bondtop_slave_lacp_churned_total",job="bondtop",dc=~"fra.*"}`},
 		"last known": {`last_over_time(bondtop_slave_up{job="bondtop",dc=~"fra.*"}[1h])`, `and on(instance, job) (up{job="bondtop",dc=~"fra.*"} == 0)`},
 		"rates":      {`rate(bondtop_slave_transmit_bytes_total{job="bondtop",dc=~"fra.*"}[2m])`, `"bondtop_fleet_metric", "slave_tx"`},
 	}
@@ -37,7 +37,7 @@ func TestBuildQueries(t *testing.T) {
 	}
 	// Without detail: no per-slave series.
 	for _, q := range BuildQueries(m, time.Minute, time.Hour, false).All() {
-		for _, s := range []string{"slave_up", "slave_active", "slave_speed", "slave_transmit", "slave_receive"} {
+		for _, s := range []string{"slave_up", "slave_active", "slave_speed", "slave_transmit", "slave_receive", "aggregator", "lacp_"} {
 			if strings.Contains(q, s) {
 				t.Errorf("without detail, %s asks for %s", q, s)
 			}

@@ -117,12 +117,15 @@ func (s *Source) take(f *Fleet) {
 // asBond is what the metrics say of b, in the kernel's terms.
 func asBond(name string, b *Bond) bonding.Bond {
 	out := bonding.Bond{Name: name, Mode: b.Mode, XmitHashPolicy: b.XmitHashPolicy, MIIStatus: b.MIIStatus}
-	if b.LACP != nil {
-		out.LACP = &bonding.LACP{Rate: b.LACP.Rate, ADSelect: b.LACP.ADSelect}
+	if l := b.LACP; l != nil {
+		out.LACP = &bonding.LACP{Rate: l.Rate, ADSelect: l.ADSelect, AggregatorID: l.AggregatorID,
+			NumPorts: l.NumPorts, NoActiveAggregator: l.NoActiveAggregator}
 	}
 	out.Slaves = make([]bonding.Slave, len(b.Slaves))
 	for i, sl := range b.Slaves {
-		out.Slaves[i] = bonding.Slave{Name: sl.Name, MIIStatus: sl.MIIStatus, State: sl.State, SpeedMbps: sl.SpeedMbps}
+		out.Slaves[i] = bonding.Slave{Name: sl.Name, MIIStatus: sl.MIIStatus, State: sl.State, SpeedMbps: sl.SpeedMbps,
+			AggregatorID: sl.AggregatorID, ActorChurnedCount: sl.ActorChurnedCount, PartnerChurnedCount: sl.PartnerChurnedCount,
+			Actor: sl.Actor, Partner: sl.Partner}
 		if sl.State != nil && *sl.State == "active" && carriesAlone(b.Mode) {
 			out.ActiveSlave = &out.Slaves[i].Name
 		}

@@ -27,8 +27,16 @@ type fleetJSON struct {
 		Mode       *string `json:"mode"`
 		MIIStatus  *string `json:"mii_status"`
 		Slaves     []struct {
-			Name      string  `json:"name"`
-			MIIStatus *string `json:"mii_status"`
+			Name         string  `json:"name"`
+			MIIStatus    *string `json:"mii_status"`
+			AggregatorID *int    `json:"aggregator_id"`
+			Actor        *struct {
+				PortState *int `json:"port_state"`
+			} `json:"actor"`
+			Partner *struct {
+				PortState *int    `json:"port_state"`
+				SystemMAC *string `json:"system_mac"`
+			} `json:"partner"`
 		} `json:"slaves"`
 		Findings []struct {
 			ID       string   `json:"id"`
@@ -46,16 +54,26 @@ type fleetJSON struct {
 }
 
 // bondViews is each bond as both outputs can say it: mode, slaves (by
-// name: Prometheus keeps no enslave order) and findings; with states
-// false, only the mode and the slaves' names (the demo's links and
-// findings follow its simulation).
+// name: Prometheus keeps no enslave order) with their LACP aggregator and
+// port states, and findings; with states false, only the mode and the
+// slaves' names (the demo's links and findings follow its simulation).
 func bondViews(doc fleetJSON, states bool) map[string]string {
 	out := map[string]string{}
 	for _, b := range doc.Bonds {
 		var sl, fs []string
 		for _, s := range b.Slaves {
 			if states {
-				sl = append(sl, s.Name+"="+deref(s.MIIStatus))
+				lacp := ""
+				if s.AggregatorID != nil {
+					lacp += fmt.Sprintf(" agg %d", *s.AggregatorID)
+				}
+				if s.Actor != nil && s.Actor.PortState != nil {
+					lacp += fmt.Sprintf(" actor %d", *s.Actor.PortState)
+				}
+				if s.Partner != nil && s.Partner.PortState != nil {
+					lacp += fmt.Sprintf(" partner %d %s", *s.Partner.PortState, deref(s.Partner.SystemMAC))
+				}
+				sl = append(sl, s.Name+"="+deref(s.MIIStatus)+lacp)
 			} else {
 				sl = append(sl, s.Name)
 			}
