@@ -377,9 +377,9 @@ func (d *dashboard) handleKey(ev *tcell.EventKey) *tcell.EventKey {
 	case '?':
 		d.openOverlay(overlayHelp)
 	case '[':
-		m.StepBond(-1)
+		d.stepBond(-1)
 	case ']':
-		m.StepBond(1)
+		d.stepBond(1)
 	case 'p':
 		m.TogglePause()
 		if pl, ok := d.feed.(Player); ok {

@@ -31,30 +31,61 @@ type chooserState struct {
 // chooserHead is the number of lines above the rows.
 const chooserHead = 3
 
-// chooserRows are the bonds the filter lets through, in natural order,
-// or in the source's (Options.ListOrder).
+// listed are the bonds in the list's order: natural, or the source's
+// (Options.ListOrder), a bond the source's order lacks after the rest.
+func (d *dashboard) listed() []string {
+	if d.listOrder == nil {
+		return d.model.Bonds()
+	}
+	out := slices.Clone(d.model.Bonds())
+	rank := map[string]int{}
+	for i, name := range d.listOrder() {
+		rank[name] = i + 1
+	}
+	at := func(name string) int {
+		if r := rank[name]; r > 0 {
+			return r
+		}
+		return len(rank) + 1
+	}
+	slices.SortStableFunc(out, func(x, y string) int { return at(x) - at(y) })
+	return out
+}
+
+// chooserRows are the bonds the filter lets through, in the list's order.
 func (d *dashboard) chooserRows() []string {
 	var out []string
-	for _, name := range d.model.Bonds() {
+	for _, name := range d.listed() {
 		if strings.Contains(name, d.chooser.filter) {
 			out = append(out, name)
 		}
 	}
-	if d.listOrder != nil {
-		rank := map[string]int{}
-		for i, name := range d.listOrder() {
-			rank[name] = i + 1
-		}
-		at := func(name string) int {
-			if r := rank[name]; r > 0 {
-				return r
-			}
-			return len(rank) + 1
-		}
-		slices.SortStableFunc(out, func(x, y string) int { return at(x) - at(y) })
-	}
 	return out
 }
+
+// stepBond moves the selection by delta bonds in the list's order,
+// wrapping around ([ and ]).
+func (d *dashboard) stepBond(delta int) {
+	if d.listOrder == nil {
+		d.model.StepBond(delta)
+		return
+	}
+	rows := d.listed()
+	if len(rows) == 0 {
+		return
+	}
+	i := slices.Index(rows, d.model.Bond)
+	if i < 0 {
+		i = 0
+		if delta > 0 {
+			delta--
+		}
+	}
+	d.model.SelectBondNamed(rows[((i+delta)%len(rows)+len(rows))%len(rows)])
+}
+
+// bondIndex is the selected bond's place in the list's order, or -1.
+func (d *dashboard) bondIndex() int { return slices.Index(d.listed(), d.model.Bond) }
 
 // chooserIndex is the cursor's row (the first row when its bond is not
 // listed), -1 when no row is.

@@ -48,8 +48,8 @@ func (d *dashboard) renderHeader(width, height int) []line {
 	m, th := d.model, d.th
 	b := m.Selected()
 	name := line{{orText(m.Bond, "bondtop"), th.strong}}
-	if n := len(m.Bonds()); n > 1 && m.BondIndex() >= 0 {
-		name = name.add(fmt.Sprintf(" %d/%d", m.BondIndex()+1, n), th.dim)
+	if n, i := len(m.Bonds()), d.bondIndex(); n > 1 && i >= 0 {
+		name = name.add(fmt.Sprintf(" %d/%d", i+1, n), th.dim)
 	}
 	var status line
 	switch since, gone := m.GoneSince(); {

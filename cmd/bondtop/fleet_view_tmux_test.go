@@ -101,6 +101,21 @@ scrape_configs:
 	if !strings.Contains(screen, "active-backup") || !strings.Contains(screen, "active dut1") {
 		t.Errorf("the capture's bond is not shown as its exporter reports it (active-backup, dut1 active):\n%s", screen)
 	}
+	// [ and ] step through the bonds in the list's order: the header
+	// counts in it.
+	n := len(doc.Bonds)
+	m := regexp.MustCompile(regexp.QuoteMeta(capture+"/bond0") + ` (\d+)/(\d+)`).FindStringSubmatch(screen)
+	if m == nil || m[2] != fmt.Sprint(n) {
+		t.Fatalf("the header does not place the bond among %d:\n%s", n, screen)
+	}
+	var at int
+	fmt.Sscan(m[1], &at)
+	p.keys("]")
+	p.waitFor("the next bond", 5*time.Second, func(s string) bool {
+		return !strings.Contains(s, capture+"/bond0 ") && strings.Contains(s, fmt.Sprintf(" %d/%d ", at%n+1, n))
+	})
+	p.keys("[")
+	p.waitText(capture+"/bond0 ", 5*time.Second)
 	p.keys("b")
 	p.waitText("bonds: choose one", 5*time.Second)
 	p.keys("Escape")
