@@ -19,7 +19,6 @@ import (
 	"github.com/prometheus/client_golang/api"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/config"
-	"github.com/prometheus/common/model"
 )
 
 // Defaults of Config.
@@ -56,7 +55,7 @@ type Config struct {
 // Client reads the fleet from one Prometheus.
 type Client struct {
 	url     string
-	api     v1.API
+	client  api.Client
 	queries Queries
 	timeout time.Duration
 	detail  bool
@@ -105,7 +104,7 @@ func New(c Config) (*Client, error) {
 	if c.Lookback <= 0 {
 		c.Lookback = DefaultLookback
 	}
-	return &Client{url: redact(u), api: v1.NewAPI(client), queries: BuildQueries(match, c.RateWindow, c.Lookback, c.Detail), timeout: c.Timeout, detail: c.Detail}, nil
+	return &Client{url: redact(u), client: client, queries: BuildQueries(match, c.RateWindow, c.Lookback, c.Detail), timeout: c.Timeout, detail: c.Detail}, nil
 }
 
 // redact is the URL as messages show it: without a password.
@@ -125,27 +124,23 @@ func (c *Client) Queries() Queries { return c.queries }
 func (c *Client) Read(ctx context.Context) (*Fleet, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	qs := c.queries.All()
-	answers := make([]model.Vector, len(qs))
+	now := time.Now()
+	// All at one instant, so that the answers fit together.
+	up, upWarnings, err := c.query(ctx, c.queries.Up, now)
+	if err != nil {
+		return nil, c.wrap(ctx, err)
+	}
+	qs := []string{c.queries.Gauges, c.queries.Rates}
+	if down := downInstances(up); len(down) > 0 {
+		qs = append(qs, c.queries.LastKnownFor(down))
+	}
+	answers := make([][]Series, 3)
 	warnings := make([][]string, len(qs))
 	errs := make([]error, len(qs))
-	now := time.Now()
 	var wg sync.WaitGroup
 	for i, q := range qs {
 		wg.Go(func() {
-			// All at one instant, so that the answers fit together.
-			v, w, _, err := c.api.Query(ctx, q, now)
-			warnings[i] = w
-			if err != nil {
-				errs[i] = err
-				return
-			}
-			vec, ok := v.(model.Vector)
-			if !ok {
-				errs[i] = fmt.Errorf("expected an instant vector, got %s", v.Type())
-				return
-			}
-			answers[i] = vec
+			answers[i], warnings[i], errs[i] = c.query(ctx, q, now)
 		})
 	}
 	wg.Wait()
@@ -154,8 +149,10 @@ func (c *Client) Read(ctx context.Context) (*Fleet, error) {
 			return nil, c.wrap(ctx, err)
 		}
 	}
-	f := Assemble(answers[0], answers[1], answers[2], answers[3])
+	warnings = append(warnings, upWarnings)
+	f := Assemble(up, answers[0], answers[2], answers[1])
 	f.Time = now
+	f.Queries = 1 + len(qs)
 	f.age(now)
 	if c.detail {
 		for i := range f.Bonds {
@@ -171,6 +168,20 @@ func (c *Client) Read(ctx context.Context) (*Fleet, error) {
 		}
 	}
 	return f, nil
+}
+
+// downInstances are the instances of the targets that are down, once
+// each.
+func downInstances(up []Series) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, s := range up {
+		if inst := s.Labels["instance"]; s.Value == 0 && !seen[inst] {
+			seen[inst] = true
+			out = append(out, inst)
+		}
+	}
+	return out
 }
 
 // wrap says what went wrong in the admin's terms, naming the server.

@@ -8,7 +8,6 @@ import (
 
 	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/internal/natural"
-	"github.com/prometheus/common/model"
 )
 
 // Fleet is one refresh of the list: every (instance, bond) Prometheus
@@ -19,6 +18,8 @@ type Fleet struct {
 	Bonds     []Bond
 	Exporters []Exporter
 	Warnings  []string
+	// Queries is how many queries the refresh sent.
+	Queries int
 }
 
 // Exporter is one scraped bondtop target.
@@ -93,6 +94,13 @@ type Finding struct {
 	Slaves   []string `json:"slaves"`
 }
 
+// Series is one series of an instant query's answer: its labels (the
+// metric's name under "__name__") and its value.
+type Series struct {
+	Labels map[string]string
+	Value  float64
+}
+
 // rank orders the list: lower is worse.
 type rank int
 
@@ -109,11 +117,11 @@ type bondKey struct{ instance, job, bond string }
 // Assemble builds the fleet from the answers of the four queries
 // (Queries): up, gauges, last known gauges, rates. It is pure, so the
 // list can be tested without a Prometheus.
-func Assemble(up, gauges, lastKnown, rates model.Vector) *Fleet {
+func Assemble(up, gauges, lastKnown, rates []Series) *Fleet {
 	f := &Fleet{}
 	exporters := map[[2]string]*Exporter{}
 	for _, s := range up {
-		k := [2]string{string(s.Metric["instance"]), string(s.Metric["job"])}
+		k := [2]string{string(s.Labels["instance"]), string(s.Labels["job"])}
 		if e := exporters[k]; e != nil {
 			e.Up = e.Up || s.Value == 1
 			continue
@@ -135,7 +143,7 @@ func Assemble(up, gauges, lastKnown, rates model.Vector) *Fleet {
 	findings := map[findingKey]*Finding{}
 	bondSlaves := map[bondKey][]*Slave{}
 	bondFindings := map[bondKey][]*Finding{}
-	bondOf := func(m model.Metric) *Bond {
+	bondOf := func(m map[string]string) *Bond {
 		k := bondKey{string(m["instance"]), string(m["job"]), string(m["bond"])}
 		if k.bond == "" {
 			return nil
@@ -150,7 +158,7 @@ func Assemble(up, gauges, lastKnown, rates model.Vector) *Fleet {
 		}
 		return b
 	}
-	slaveOf := func(m model.Metric) *Slave {
+	slaveOf := func(m map[string]string) *Slave {
 		if bondOf(m) == nil || m["slave"] == "" {
 			return nil
 		}
@@ -164,12 +172,12 @@ func Assemble(up, gauges, lastKnown, rates model.Vector) *Fleet {
 		}
 		return s
 	}
-	gauge := func(name string, s *model.Sample) {
+	gauge := func(name string, s *Series) {
 		v := float64(s.Value)
 		if math.IsNaN(v) {
 			return
 		}
-		m := s.Metric
+		m := s.Labels
 		switch name {
 		case "bondtop_bond_info":
 			if b := bondOf(m); b != nil {
@@ -284,15 +292,16 @@ func Assemble(up, gauges, lastKnown, rates model.Vector) *Fleet {
 			}
 		}
 	}
-	for _, s := range gauges {
-		gauge(string(s.Metric[model.MetricNameLabel]), s)
+	for i := range gauges {
+		gauge(gauges[i].Labels["__name__"], &gauges[i])
 	}
-	for _, s := range lastKnown {
-		k := bondKey{string(s.Metric["instance"]), string(s.Metric["job"]), string(s.Metric["bond"])}
+	for i := range lastKnown {
+		s := &lastKnown[i]
+		k := bondKey{string(s.Labels["instance"]), string(s.Labels["job"]), string(s.Labels["bond"])}
 		if b := bonds[k]; b != nil && b.ExporterUp {
 			continue // a current value exists
 		}
-		gauge(string(s.Metric[tagLabel]), s)
+		gauge(string(s.Labels[tagLabel]), s)
 	}
 	for _, s := range rates {
 		v := float64(s.Value)
@@ -300,23 +309,23 @@ func Assemble(up, gauges, lastKnown, rates model.Vector) *Fleet {
 			continue
 		}
 		bps := v * 8
-		k := bondKey{string(s.Metric["instance"]), string(s.Metric["job"]), string(s.Metric["bond"])}
+		k := bondKey{string(s.Labels["instance"]), string(s.Labels["job"]), string(s.Labels["bond"])}
 		if bonds[k] == nil || !bonds[k].ExporterUp {
 			// Rates alone make no bond (it is gone), and a rate() over
 			// the samples from before a host went down is no rate now.
 			continue
 		}
-		switch s.Metric[tagLabel] {
+		switch s.Labels[tagLabel] {
 		case "bond_tx":
 			bonds[k].TxBps = &bps
 		case "bond_rx":
 			bonds[k].RxBps = &bps
 		case "slave_tx":
-			if sl := slaveOf(s.Metric); sl != nil {
+			if sl := slaveOf(s.Labels); sl != nil {
 				sl.TxBps = &bps
 			}
 		case "slave_rx":
-			if sl := slaveOf(s.Metric); sl != nil {
+			if sl := slaveOf(s.Labels); sl != nil {
 				sl.RxBps = &bps
 			}
 		}
@@ -449,7 +458,7 @@ func busy(b Bond) float64 {
 
 // label is a label's value; nil when empty (the exporter writes "" for
 // a value the kernel did not give).
-func label(m model.Metric, name model.LabelName) *string {
+func label(m map[string]string, name string) *string {
 	v := string(m[name])
 	if v == "" {
 		return nil
@@ -458,7 +467,7 @@ func label(m model.Metric, name model.LabelName) *string {
 }
 
 // atoi is a label's number; nil when empty or not a number.
-func atoi(v model.LabelValue) *int {
+func atoi(v string) *int {
 	n, err := strconv.Atoi(string(v))
 	if err != nil {
 		return nil

@@ -6,28 +6,26 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/prometheus/common/model"
 )
 
 // sample is one series of a query's answer: name (or tag) and labels
 // as "k=v" pairs.
-func sample(v float64, labels ...string) *model.Sample {
-	m := model.Metric{}
+func sample(v float64, labels ...string) Series {
+	m := map[string]string{}
 	for _, l := range labels {
 		k, val, _ := strings.Cut(l, "=")
-		m[model.LabelName(k)] = model.LabelValue(val)
+		m[k] = val
 	}
-	return &model.Sample{Metric: m, Value: model.SampleValue(v)}
+	return Series{Labels: m, Value: v}
 }
 
 func TestAssemble(t *testing.T) {
 	h1 := []string{"instance=h1:9100", "job=bondtop"}
 	h2 := []string{"instance=h2:9100", "job=bondtop"}
 	with := func(base []string, more ...string) []string { return append(append([]string{}, base...), more...) }
-	up := model.Vector{sample(1, with(h1, "__name__=up")...), sample(0, with(h2, "__name__=up")...),
+	up := []Series{sample(1, with(h1, "__name__=up")...), sample(0, with(h2, "__name__=up")...),
 		sample(1, "__name__=up", "instance=h3:9100", "job=bondtop")}
-	gauges := model.Vector{
+	gauges := []Series{
 		sample(1, with(h1, "__name__=bondtop_bond_info", "bond=bond0", "mode=802.3ad", "xmit_hash_policy=layer3+4", "lacp_rate=fast", "ad_select=stable")...),
 		sample(1, with(h1, "__name__=bondtop_bond_up", "bond=bond0")...),
 		sample(2, with(h1, "__name__=bondtop_bond_slaves", "bond=bond0")...),
@@ -50,14 +48,14 @@ func TestAssemble(t *testing.T) {
 		sample(1, with(h1, "__name__=bondtop_slave_lacp_partner_info", "bond=bond0", "slave=eth10", "partner_mac=00:11:22:33:44:55", "partner_key=15", "partner_port=")...),
 		sample(3, with(h1, "__name__=bondtop_slave_lacp_churned_total", "bond=bond0", "slave=eth10", "side=partner")...),
 	}
-	lastKnown := model.Vector{
+	lastKnown := []Series{
 		sample(1, with(h2, tagLabel+"=bondtop_bond_info", "bond=bond0", "mode=balance-xor")...),
 		sample(1, with(h2, tagLabel+"=bondtop_slave_up", "bond=bond0", "slave=eno1")...),
 		// a host that is up: its current values win
 		sample(1, with(h1, tagLabel+"=bondtop_bond_info", "bond=bond0", "mode=balance-rr")...),
 		sample(900, with(h2, tagLabel+"=bondtop_last_sample_timestamp_seconds")...),
 	}
-	rates := model.Vector{
+	rates := []Series{
 		sample(1000, with(h1, tagLabel+"=bond_tx", "bond=bond0")...),
 		sample(500, with(h1, tagLabel+"=slave_rx", "bond=bond0", "slave=eth2")...),
 		sample(99, with(h2, tagLabel+"=bond_tx", "bond=bond0")...), // host down: no rate

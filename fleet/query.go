@@ -1,6 +1,8 @@
 package fleet
 
 import (
+	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -41,20 +43,26 @@ var rateMetrics = []struct{ metric, tag string }{
 	{"bondtop_slave_receive_bytes_total", "slave_rx"},
 }
 
-// Queries are the instant queries of one refresh of the list: four,
-// however many hosts and bonds Prometheus holds.
+// Queries are the instant queries of one refresh of the list: three,
+// and a fourth when a target is down, however many hosts and bonds
+// Prometheus holds.
 type Queries struct {
 	// Up: the up series of every target that serves bondtop metrics
 	// (it did within the lookback, or its job has a target that does).
+	// It is asked first: the fourth query depends on its answer.
 	Up string
 	// Gauges: the bondtop gauges as of now, with their metric names.
 	Gauges string
-	// LastKnown: the gauges' last values within the lookback, for the
-	// targets that are down now, each tagged with its metric's name.
-	LastKnown string
 	// Rates: bytes per second over the rate window, tagged.
 	Rates string
+	// lastKnown are the parts of LastKnownFor's query, each with the
+	// selector of one gauge still open for the instances' matcher.
+	lastKnown []lastKnownPart
+	match     []Matcher
 }
+
+// lastKnownPart is one gauge of the LastKnown query.
+type lastKnownPart struct{ metric, lookback string }
 
 // slaveDetail are the series only the detailed read asks for: the table
 // counts the slaves from the bond's own gauges and shows no LACP detail.
@@ -83,14 +91,13 @@ func BuildQueries(match []Matcher, rateWindow, lookback time.Duration, detail bo
 		}
 	}
 	q.Gauges = selName(`__name__=~"`+strings.Join(names, "|")+`"`, match)
-	var parts []string
+	q.match = match
 	for _, m := range lastKnownMetrics {
 		if keep(m) {
-			parts = append(parts, tag("last_over_time("+sel(m, match)+"["+lb+"])", m))
+			q.lastKnown = append(q.lastKnown, lastKnownPart{m, lb})
 		}
 	}
-	q.LastKnown = "(" + strings.Join(parts, " or ") + ") and on(instance, job) (" + sel("up", match) + " == 0)"
-	parts = parts[:0]
+	var parts []string
 	for _, m := range rateMetrics {
 		if !keep(m.metric) {
 			continue
@@ -101,8 +108,28 @@ func BuildQueries(match []Matcher, rateWindow, lookback time.Duration, detail bo
 	return q
 }
 
-// All lists the queries in the order Read sends them.
-func (q Queries) All() []string { return []string{q.Up, q.Gauges, q.LastKnown, q.Rates} }
+// All lists the queries a refresh sends when every target is up, in
+// the order Read sends them.
+func (q Queries) All() []string { return []string{q.Up, q.Gauges, q.Rates} }
+
+// LastKnownFor is the query for the gauges' last values within the
+// lookback, each tagged with its metric's name, of the targets that are
+// down now on these instances. Its selectors name the instances: a
+// last_over_time over an hour of every bond's series would cost
+// Prometheus a second at 10 000 bonds to find the few that are down
+// (docs/fleet.md, "Cost").
+func (q Queries) LastKnownFor(instances []string) string {
+	alt := make([]string, len(instances))
+	for i, inst := range instances {
+		alt[i] = regexp.QuoteMeta(inst)
+	}
+	match := append(slices.Clip(q.match), Matcher{Name: "instance", Op: "=~", Value: strings.Join(alt, "|")})
+	parts := make([]string, len(q.lastKnown))
+	for i, p := range q.lastKnown {
+		parts[i] = tag("last_over_time("+sel(p.metric, match)+"["+p.lookback+"])", p.metric)
+	}
+	return "(" + strings.Join(parts, " or ") + ") and on(instance, job) (" + sel("up", q.match) + " == 0)"
+}
 
 func tag(expr, value string) string {
 	return `label_replace(` + expr + `, "` + tagLabel + `", "` + value + `", "", "")`

@@ -9,7 +9,6 @@ import (
 
 	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/collector"
-	"github.com/prometheus/common/model"
 )
 
 // testFleet is a fleet as Assemble makes it from answers: h1 up with an
@@ -20,9 +19,9 @@ func testFleet(now time.Time) *Fleet {
 	h2 := []string{"instance=h2:9843", "job=bondtop"}
 	h1b := []string{"instance=h1:9843", "job=edge"}
 	with := func(base []string, more ...string) []string { return append(slices.Clone(base), more...) }
-	up := model.Vector{sample(1, with(h1, "__name__=up")...), sample(0, with(h2, "__name__=up")...),
+	up := []Series{sample(1, with(h1, "__name__=up")...), sample(0, with(h2, "__name__=up")...),
 		sample(1, with(h1b, "__name__=up")...), sample(0, "__name__=up", "instance=h3:9843", "job=bondtop")}
-	gauges := model.Vector{
+	gauges := []Series{
 		sample(1, with(h1, "__name__=bondtop_bond_info", "bond=bond0", "mode=802.3ad", "lacp_rate=fast")...),
 		sample(1, with(h1, "__name__=bondtop_slave_up", "bond=bond0", "slave=eth0")...),
 		sample(1, with(h1, "__name__=bondtop_slave_active", "bond=bond0", "slave=eth0")...),
@@ -36,11 +35,11 @@ func testFleet(now time.Time) *Fleet {
 		sample(float64(now.Add(-3*time.Second).Unix()), with(h1, "__name__=bondtop_last_sample_timestamp_seconds")...),
 		sample(1, with(h1b, "__name__=bondtop_bond_info", "bond=bond0", "mode=802.3ad")...),
 	}
-	lastKnown := model.Vector{
+	lastKnown := []Series{
 		sample(1, with(h2, tagLabel+"=bondtop_bond_info", "bond=bond0", "mode=balance-xor")...),
 		sample(float64(now.Add(-10*time.Minute).Unix()), with(h2, tagLabel+"=bondtop_last_sample_timestamp_seconds")...),
 	}
-	rates := model.Vector{
+	rates := []Series{
 		sample(1000, with(h1, tagLabel+"=bond_tx", "bond=bond0")...),
 		sample(2000, with(h1, tagLabel+"=bond_rx", "bond=bond0")...),
 		sample(1000, with(h1, tagLabel+"=slave_tx", "bond=bond0", "slave=eth0")...),
