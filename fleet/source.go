@@ -77,6 +77,9 @@ func (s *Source) Read() (collector.Reading, error) {
 	}
 	r := collector.Reading{Bonds: s.reading}
 	r.Warnings = append(r.Warnings, s.fleet.Warnings...)
+	if len(s.fleet.Bonds) == 0 {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("prometheus at %s holds no bond of a bondtop exporter (check --prometheus-match, and that it scrapes bondtop --listen)", s.fleet.URL))
+	}
 	for _, e := range s.fleet.Exporters {
 		if e.Bonds == 0 && !e.Up {
 			// No bond to list it under: a target Prometheus cannot

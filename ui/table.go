@@ -400,6 +400,9 @@ func (t *slaveTable) emptyMessage() line {
 	switch {
 	case m.Snap == nil:
 		return line{{"waiting for the first sample…", t.th.dim}}
+	case len(m.Bonds()) == 0 && len(m.Snap.Warnings) > 0:
+		// Why, when the source says (the fleet: what Prometheus holds).
+		return line{{"no bonds: " + m.Snap.Warnings[len(m.Snap.Warnings)-1], t.th.warn}}
 	case len(m.Bonds()) == 0:
 		return line{{"no bonds on this host: waiting for one to appear", t.th.warn}}
 	default:

@@ -17,7 +17,8 @@ import (
 // TestFleetViewInTmux runs the real binary as an admin of a fleet would:
 // `bondtop --prometheus URL` on a terminal, against Debian's Prometheus
 // scraping two real exporters (the demo, and a lab capture under another
-// job) and a target that never answers. The bond list names every
+// job) and a target that never answers. A selector that matches nothing
+// says so. The bond list names every
 // (instance, bond) Prometheus holds, worst first; / and Enter open one
 // bond's dashboard with its slaves, the header saying how old the data
 // is; b returns to the list; when Prometheus stops, the screen keeps the
@@ -65,6 +66,11 @@ scrape_configs:
 		}
 		time.Sleep(time.Second)
 	}
+
+	// A selector that matches nothing: the screen says so, naming the URL.
+	empty := newPane(t, 160, 30, bin+" --prometheus "+url+` --prometheus-match '{job="nothing"}'`)
+	empty.waitText("no bonds: prometheus at "+url+" holds no bond", 15*time.Second)
+	empty.keys("q")
 
 	p := newPane(t, 160, 50, bin+" --prometheus "+url)
 	screen := p.waitText(fmt.Sprintf("%d bonds: choose one", len(doc.Bonds)), 20*time.Second)
