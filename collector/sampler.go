@@ -182,6 +182,14 @@ func NewSampler(src Source, opts Options) *Sampler {
 	return s
 }
 
+// Focus tells a Focuser source which bond is on screen (nothing for
+// other sources). It may be called from any goroutine.
+func (s *Sampler) Focus(bond string) {
+	if f, ok := s.src.(Focuser); ok {
+		f.Focus(bond)
+	}
+}
+
 // Interval is the sampling interval in force.
 func (s *Sampler) Interval() time.Duration { return time.Duration(s.interval.Load()) }
 

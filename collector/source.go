@@ -75,6 +75,7 @@ func bondNamed(bonds []bonding.Bond, name string) *bonding.Bond {
 //	ConfigReader        its host has configuration files to compare
 //	Relay               it passes on what another bondtop measured (the
 //	                    fleet, from Prometheus): rates, findings, age
+//	Focuser             it reads the bond on screen in more detail
 //	recycler            (internal) it refills the arrays of old Readings
 
 // Source reads the current state of every bond on a host.
@@ -194,6 +195,17 @@ type Relay interface {
 	// DataAge is how old the bond's data was at now (the time since the
 	// scrape it comes from); ok false when unknown.
 	DataAge(bond string, now time.Time) (age time.Duration, ok bool)
+}
+
+// Focuser is implemented by sources that read the bond on screen in
+// more detail than the others (the fleet view: its slaves' rates and
+// LACP series, which for thousands of bonds would cost three times the
+// list). The dashboard tells the Sampler, which tells the source
+// (Sampler.Focus); a reading then has the detail for that bond only.
+type Focuser interface {
+	// Focus names the bond on screen, "" for none (the bond list).
+	// It may be called from any goroutine and must not block.
+	Focus(bond string)
 }
 
 // A recycler is a Source that takes back the arrays of a Reading its

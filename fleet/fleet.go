@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -43,10 +44,10 @@ type Config struct {
 	// RateWindow is the range of rate() over the byte counters; it must
 	// hold at least two scrapes.
 	RateWindow time.Duration
-	// Detail asks also for each slave's MII status, state, speed and
-	// rates, as the JSON shows them; the table does without (a third of
-	// the series). Without it, Bond.Slaves is nil.
-	Detail bool
+	// Detail is how much of each bond to ask for: the table needs the
+	// bond's series only (then Bond.Slaves is nil), the JSON and a
+	// bond's dashboard everything (DetailFull).
+	Detail Detail
 	// Lookback is how far back the last values of a host whose exporter
 	// is down are looked for.
 	Lookback time.Duration
@@ -58,7 +59,10 @@ type Client struct {
 	client  api.Client
 	queries Queries
 	timeout time.Duration
-	detail  bool
+	detail  Detail
+	// What the queries were built from, for Scoped.
+	match                []Matcher
+	rateWindow, lookback time.Duration
 }
 
 // ConfigError is a mistake in what configures the client (the URL, the
@@ -104,7 +108,18 @@ func New(c Config) (*Client, error) {
 	if c.Lookback <= 0 {
 		c.Lookback = DefaultLookback
 	}
-	return &Client{url: redact(u), client: client, queries: BuildQueries(match, c.RateWindow, c.Lookback, c.Detail), timeout: c.Timeout, detail: c.Detail}, nil
+	return &Client{url: redact(u), client: client, queries: BuildQueries(match, c.RateWindow, c.Lookback, c.Detail),
+		timeout: c.Timeout, detail: c.Detail, match: match, rateWindow: c.RateWindow, lookback: c.Lookback}, nil
+}
+
+// Scoped is a client of the same Prometheus that reads one target's
+// bonds (its instance and job) in full detail: a bond's dashboard.
+func (c *Client) Scoped(instance, job string) *Client {
+	match := append(slices.Clip(c.match), Matcher{Name: "instance", Op: "=", Value: instance}, Matcher{Name: "job", Op: "=", Value: job})
+	sc := *c
+	sc.match, sc.detail = match, DetailFull
+	sc.queries = BuildQueries(match, c.rateWindow, c.lookback, DetailFull)
+	return &sc
 }
 
 // redact is the URL as messages show it: without a password.
@@ -154,7 +169,7 @@ func (c *Client) Read(ctx context.Context) (*Fleet, error) {
 	f.Time = now
 	f.Queries = 1 + len(qs)
 	f.age(now)
-	if c.detail {
+	if c.detail != DetailList {
 		for i := range f.Bonds {
 			if f.Bonds[i].Slaves == nil {
 				f.Bonds[i].Slaves = []Slave{} // read: it has none

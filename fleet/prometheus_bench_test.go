@@ -79,7 +79,11 @@ func BenchmarkReadRealPrometheus(b *testing.B) {
 	}
 	defer func() { _ = p.Process.Signal(syscall.SIGTERM); _ = p.Wait() }()
 
-	c, err := New(Config{URL: "http://" + addr, Timeout: time.Minute, Detail: os.Getenv("BONDTOP_FLEET_BENCH_DETAIL") != ""})
+	detail := DetailList
+	if os.Getenv("BONDTOP_FLEET_BENCH_DETAIL") != "" {
+		detail = DetailFull
+	}
+	c, err := New(Config{URL: "http://" + addr, Timeout: time.Minute, Detail: detail})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -75,11 +75,27 @@ var slaveDetail = map[string]bool{
 	"bondtop_slave_lacp_churned_total": true,
 }
 
-// BuildQueries writes the queries for the selector's matchers; with
-// detail, they also ask for each slave's MII status, state, speed and
-// rates (about three times the series).
-func BuildQueries(match []Matcher, rateWindow, lookback time.Duration, detail bool) Queries {
-	keep := func(m string) bool { return detail || !slaveDetail[m] }
+// Detail is how much of each bond a read asks for.
+type Detail int
+
+const (
+	// DetailList asks for what the table shows: the bond's own series.
+	DetailList Detail = iota
+	// DetailLinks asks also for each slave's MII status: the dashboard's
+	// bond list counts the slaves up, and names them.
+	DetailLinks
+	// DetailFull asks for everything the JSON and a bond's dashboard
+	// show: each slave's state, speed, rates and LACP series (about
+	// three times the list's series).
+	DetailFull
+)
+
+// BuildQueries writes the queries for the selector's matchers, asking
+// for detail of each bond.
+func BuildQueries(match []Matcher, rateWindow, lookback time.Duration, detail Detail) Queries {
+	keep := func(m string) bool {
+		return detail == DetailFull || !slaveDetail[m] || detail == DetailLinks && m == "bondtop_slave_up"
+	}
 	rw, lb := model.Duration(rateWindow).String(), model.Duration(lookback).String()
 	var q Queries
 	q.Up = sel("up", match) + " and on(instance, job) last_over_time(" + sel("bondtop_build_info", match) + "[" + lb + "])" +

@@ -11,7 +11,7 @@ func TestBuildQueries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := BuildQueries(m, 2*time.Minute, time.Hour, true)
+	q := BuildQueries(m, 2*time.Minute, time.Hour, DetailFull)
 	if n := len(q.All()); n != 3 {
 		t.Errorf("%d queries, want 3 whatever the fleet's size", n)
 	}
@@ -37,7 +37,7 @@ func TestBuildQueries(t *testing.T) {
 		}
 	}
 	// Without detail: no per-slave series.
-	list := BuildQueries(m, time.Minute, time.Hour, false)
+	list := BuildQueries(m, time.Minute, time.Hour, DetailList)
 	for _, q := range append(list.All(), list.LastKnownFor([]string{"h1"})) {
 		for _, s := range []string{"slave_up", "slave_active", "slave_speed", "slave_transmit", "slave_receive", "aggregator", "lacp_"} {
 			if strings.Contains(q, s) {
@@ -46,7 +46,7 @@ func TestBuildQueries(t *testing.T) {
 		}
 	}
 	// No selector: bare metric names.
-	if q := BuildQueries(nil, time.Minute, time.Hour, false); !strings.HasPrefix(q.Up, "up and on(instance, job) last_over_time(bondtop_build_info[1h])") {
+	if q := BuildQueries(nil, time.Minute, time.Hour, DetailList); !strings.HasPrefix(q.Up, "up and on(instance, job) last_over_time(bondtop_build_info[1h])") {
 		t.Errorf("unscoped up query: %s", q.Up)
 	}
 }

@@ -38,11 +38,12 @@ type Source struct {
 	reading []bonding.Bond
 	byName  map[string]*Bond
 	order   []string // the bonds' names, worst first
+	focus   string   // the bond on screen (Focus)
 }
 
-// NewSource reads the fleet through c (made with Config.Detail: the
-// dashboard shows each slave) at most once per refresh (DefaultRefresh
-// when zero).
+// NewSource reads the fleet through c at most once per refresh
+// (DefaultRefresh when zero), and the bond on screen (Focus) in full
+// detail: c should ask for DetailLinks, which the bond list needs.
 func NewSource(c *Client, refresh time.Duration) *Source {
 	if refresh <= 0 {
 		refresh = DefaultRefresh
@@ -63,6 +64,9 @@ func (s *Source) Read() (collector.Reading, error) {
 		// Asked without holding mu: the dashboard's list asks for
 		// Order meanwhile, and a refresh may take seconds.
 		f, err := s.client.Read(context.Background())
+		if err == nil {
+			s.detail(f)
+		}
 		s.mu.Lock()
 		s.tried, s.failure = now, err
 		if err == nil {
@@ -94,6 +98,54 @@ func (s *Source) Read() (collector.Reading, error) {
 	return r, nil
 }
 
+// detail reads the bond on screen (Focus) in full, with the other bonds
+// of its target, into f: its slaves' rates, speeds and LACP series. A
+// failure leaves f as the list has it, and says so.
+func (s *Source) detail(f *Fleet) {
+	s.mu.Lock()
+	focus := s.focus
+	s.mu.Unlock()
+	var on *Bond
+	for i := range f.Bonds {
+		if bondName(&f.Bonds[i]) == focus || bondName(&f.Bonds[i])+" ("+f.Bonds[i].Job+")" == focus {
+			on = &f.Bonds[i]
+			break
+		}
+	}
+	if on == nil || s.client.detail == DetailFull {
+		return
+	}
+	d, err := s.client.Scoped(on.Instance, on.Job).Read(context.Background())
+	if err != nil {
+		f.Warnings = append(f.Warnings, fmt.Sprintf("the detail of %s: %v", focus, err))
+		return
+	}
+	f.Queries += d.Queries
+	f.Warnings = append(f.Warnings, d.Warnings...)
+	for i := range d.Bonds {
+		db := &d.Bonds[i]
+		for j := range f.Bonds {
+			if b := &f.Bonds[j]; b.Instance == db.Instance && b.Job == db.Job && b.Name == db.Name {
+				*b = *db // in the list's place: the order stays the list's
+			}
+		}
+	}
+}
+
+// bondName is the name a bond of the fleet has in a reading.
+func bondName(b *Bond) string { return b.Instance + "/" + b.Name }
+
+// Focus names the bond on screen: the next Read asks Prometheus at once,
+// for it in full detail.
+func (s *Source) Focus(bond string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if bond != s.focus {
+		s.focus = bond
+		s.tried = time.Time{}
+	}
+}
+
 // take makes f the fleet shown: a new slice of bonds, never a change to
 // the one handed out before (the Sampler holds it as the last reading).
 func (s *Source) take(f *Fleet) {
@@ -104,7 +156,7 @@ func (s *Source) take(f *Fleet) {
 	taken := make(map[string]bool, len(f.Bonds))
 	for i := range f.Bonds {
 		b := &f.Bonds[i]
-		name := b.Instance + "/" + b.Name
+		name := bondName(b)
 		if taken[name] {
 			name += " (" + b.Job + ")" // the same target under two jobs
 		}

@@ -124,7 +124,7 @@ func TestSourceKeepsTheLastFleet(t *testing.T) {
 	}
 	url := "http://" + l.Addr().String()
 	l.Close()
-	c, err := New(Config{URL: url, Detail: true, Timeout: 5 * time.Second})
+	c, err := New(Config{URL: url, Detail: DetailLinks, Timeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

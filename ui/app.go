@@ -37,6 +37,13 @@ type Player interface {
 	Seek(d time.Duration)
 }
 
+// A Focuser is a Feed that reads the bond on screen in more detail (a
+// *collector.Sampler over the fleet): the dashboard names it whenever
+// the selection changes.
+type Focuser interface {
+	Focus(bond string)
+}
+
 // A Recycler is a Feed that fills again the snapshots handed back to it
 // (a *collector.Sampler with Options.Recycle): the dashboard hands back
 // each one once nothing on screen points into it, on the event loop.
@@ -126,6 +133,8 @@ type dashboard struct {
 	loadp        *loadPanel
 	// listOrder orders the bond list (Options.ListOrder); nil: natural.
 	listOrder func() []string
+	// focused is the bond last named to a Focuser feed.
+	focused string
 
 	// ctx ends with the dashboard: load tests stop cleanly with it.
 	ctx context.Context
@@ -181,7 +190,11 @@ func newDashboard(o Options) *dashboard {
 	d.overlay.clear = true
 	d.root = &screenLayout{Box: tview.NewBox(), d: d}
 	d.app.SetRoot(d.root, true).SetFocus(d.table)
-	d.app.SetInputCapture(d.handleKey)
+	d.app.SetInputCapture(func(ev *tcell.EventKey) *tcell.EventKey {
+		out := d.handleKey(ev)
+		d.focusSelected()
+		return out
+	})
 	d.app.EnableMouse(!o.NoMouse)
 	if o.Screen != nil {
 		d.screen = term.NewScreen(o.Screen, o.terminfo)
@@ -283,6 +296,17 @@ func (d *dashboard) applied() {
 		d.chooserShown = true
 		d.openChooser()
 	}
+	d.focusSelected()
+}
+
+// focusSelected tells a Focuser feed the bond on screen when it changed.
+func (d *dashboard) focusSelected() {
+	f, ok := d.feed.(Focuser)
+	if !ok || d.model.Bond == d.focused {
+		return
+	}
+	d.focused = d.model.Bond
+	f.Focus(d.focused)
 }
 
 // prepareCharts points the graphs at the selected bond's history over the

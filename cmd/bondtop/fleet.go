@@ -38,8 +38,14 @@ type fleetDoc struct {
 // (piped) until interrupted, one --interval apart.
 func runFleet(o options, w io.Writer) error {
 	interactive := o.command == "" && !o.once && o.count == 0 && isTerminal(w)
-	c, err := fleet.New(fleet.Config{URL: o.fleet.url, Match: o.fleet.match, HTTPConfigFile: o.fleet.configFile,
-		Detail: interactive || (o.json && o.command != "list")})
+	detail := fleet.DetailList
+	switch {
+	case interactive:
+		detail = fleet.DetailLinks // and the bond on screen in full (fleet.Source)
+	case o.json && o.command != "list":
+		detail = fleet.DetailFull
+	}
+	c, err := fleet.New(fleet.Config{URL: o.fleet.url, Match: o.fleet.match, HTTPConfigFile: o.fleet.configFile, Detail: detail})
 	if err != nil {
 		return usageError{err} // a flag or its file, not Prometheus
 	}

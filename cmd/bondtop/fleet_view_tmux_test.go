@@ -118,7 +118,8 @@ scrape_configs:
 	fmt.Sscan(m[1], &at)
 	p.keys("]")
 	p.waitFor("the next bond", 5*time.Second, func(s string) bool {
-		return !strings.Contains(s, capture+"/bond0 ") && strings.Contains(s, fmt.Sprintf(" %d/%d ", at%n+1, n))
+		header, _, _ := strings.Cut(s, "\n")
+		return !strings.Contains(header, capture+"/bond0 ") && strings.Contains(header, fmt.Sprintf(" %d/%d ", at%n+1, n))
 	})
 	p.keys("[")
 	p.waitText(capture+"/bond0 ", 5*time.Second)
