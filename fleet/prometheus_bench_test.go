@@ -24,8 +24,8 @@ import (
 // generated exposition (honor_labels keeps each host's instance). ns/op
 // is one refresh as bondtop waits for it; cpu-ms/op is bondtop's own CPU
 // (user + system) per refresh; the rest is Prometheus. The list's read
-// by default; BONDTOP_FLEET_BENCH_DETAIL=1 for the JSON's (per-slave
-// state, speed and rates).
+// by default; BONDTOP_FLEET_BENCH_DETAIL=links for the dashboard's list
+// (each slave's link too), =1 for the JSON's (everything).
 func BenchmarkReadRealPrometheus(b *testing.B) {
 	prom, err := exec.LookPath("prometheus")
 	if err != nil {
@@ -80,7 +80,11 @@ func BenchmarkReadRealPrometheus(b *testing.B) {
 	defer func() { _ = p.Process.Signal(syscall.SIGTERM); _ = p.Wait() }()
 
 	detail := DetailList
-	if os.Getenv("BONDTOP_FLEET_BENCH_DETAIL") != "" {
+	switch os.Getenv("BONDTOP_FLEET_BENCH_DETAIL") {
+	case "":
+	case "links":
+		detail = DetailLinks // the dashboard's list
+	default:
 		detail = DetailFull
 	}
 	c, err := New(Config{URL: "http://" + addr, Timeout: time.Minute, Detail: detail})
