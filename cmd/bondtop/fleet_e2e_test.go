@@ -283,6 +283,25 @@ func TestFleetFromPrometheus(t *testing.T) {
 		}
 	}
 
+	// Piped, without --once or --count: the table every --interval until
+	// interrupted.
+	{
+		var stdout bytes.Buffer
+		cmd := exec.Command(bin, "--prometheus", url, "--interval", "500ms")
+		cmd.Stdout = &stdout
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2500 * time.Millisecond)
+		_ = cmd.Process.Signal(syscall.SIGINT)
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("piped, interrupted: %v", err)
+		}
+		if n := strings.Count(stdout.String(), "INSTANCE"); n < 2 {
+			t.Errorf("piped: %d tables in 2.5 s at --interval 500ms, want several:\n%s", n, stdout.String())
+		}
+	}
+
 	// --count N: N JSON lines.
 	var stdout bytes.Buffer
 	cmd := exec.Command(bin, "--prometheus", url, "--count", "2", "--interval", "200ms", "--json")
