@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/bonding"
+	"github.com/bondtop/bondtop/model"
 )
 
 // advancingCounters moves the byte counters of bond0's slaves in a
@@ -103,8 +104,8 @@ type rootTicker struct {
 	s        *Sampler
 	clk      *fakeClock
 	counters *advancingCounters
-	snap     *Snapshot // the latest
-	recycle  bool      // hand snap back before the next tick
+	snap     *model.Snapshot // the latest
+	recycle  bool            // hand snap back before the next tick
 }
 
 func (rt *rootTicker) tick() {
@@ -119,7 +120,7 @@ func (rt *rootTicker) tick() {
 	}
 }
 
-func (rt *rootTicker) sample() *Snapshot {
+func (rt *rootTicker) sample() *model.Snapshot {
 	rt.tick()
 	return rt.snap
 }
@@ -226,9 +227,9 @@ func BenchmarkSamplerTickRootSteady(b *testing.B) {
 
 // recordingHistory is a History of a 4-slave bond whose rings are full,
 // and a snapshot to record into it.
-func recordingHistory(tb testing.TB, interval time.Duration) (*History, *Snapshot) {
+func recordingHistory(tb testing.TB, interval time.Duration) (*History, *model.Snapshot) {
 	h := NewHistory(100*interval, interval)
-	snap := &Snapshot{Time: time.Unix(1_000_000, 0)}
+	snap := &model.Snapshot{Time: time.Unix(1_000_000, 0)}
 	tr := fourSlaveTree(tb)
 	src, err := NewRootSource(tr.dir)
 	if err != nil {
@@ -280,9 +281,9 @@ func TestSnapshotsStayAsHandedOut(t *testing.T) {
 	root := tickingRoot(t, false)
 	for _, c := range []struct {
 		name   string
-		sample func() *Snapshot
+		sample func() *model.Snapshot
 	}{
-		{"demo", func() *Snapshot {
+		{"demo", func() *model.Snapshot {
 			clk.Advance(time.Second)
 			snap, err := demo.Sample()
 			if err != nil {
@@ -319,12 +320,12 @@ func jsonOf(t *testing.T, v any) string {
 // of 8 slaves (1,152 series) and reports the heap it holds: the memory a
 // dashboard on such a host keeps for its graphs.
 func BenchmarkHistoryHour64x8(b *testing.B) {
-	snap := &Snapshot{Time: time.Unix(1_700_000_000, 0)}
+	snap := &model.Snapshot{Time: time.Unix(1_700_000_000, 0)}
 	rate := 1e9
 	for i := range 64 {
-		bs := BondSample{Bond: bonding.Bond{Name: fmt.Sprintf("bond%d", i)}, Traffic: Traffic{RxBps: &rate, TxBps: &rate}}
+		bs := model.BondSample{Bond: bonding.Bond{Name: fmt.Sprintf("bond%d", i)}, Traffic: model.Traffic{RxBps: &rate, TxBps: &rate}}
 		for j := range 8 {
-			bs.Slaves = append(bs.Slaves, SlaveSample{Slave: bonding.Slave{Name: fmt.Sprintf("b%ds%d", i, j)}, Traffic: Traffic{RxBps: &rate, TxBps: &rate}})
+			bs.Slaves = append(bs.Slaves, model.SlaveSample{Slave: bonding.Slave{Name: fmt.Sprintf("b%ds%d", i, j)}, Traffic: model.Traffic{RxBps: &rate, TxBps: &rate}})
 		}
 		snap.Bonds = append(snap.Bonds, bs)
 	}

@@ -8,37 +8,17 @@ import (
 
 	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/intent"
+	"github.com/bondtop/bondtop/model"
 )
-
-// HostConfig is what the host's configuration files say its bonds should
-// be, beside the running settings a comparison needs that the bond model
-// does not carry. The Sampler attaches one to every snapshot
-// (Snapshot.Config), shared until it is read again: replaced, never
-// modified.
-type HostConfig struct {
-	Intent intent.Config
-	// Running holds, per bond, what sysfs says beyond the model.
-	Running map[string]*RunningConfig
-}
-
-// RunningConfig is a running bond's settings as sysfs prints them.
-type RunningConfig struct {
-	// Options are the bond's bonding/ files (bonding.ReadOptions).
-	Options map[string]string
-	// HWAddr is the bond's MAC address; "" when unknown.
-	HWAddr string
-	// Devices holds each slave's hardware, by slave name.
-	Devices map[string]bonding.Device
-}
 
 // readHostConfig reads the configuration under fsys and the running
 // settings of bonds; fsys must resolve symbolic links (sysfs is made of
 // them).
-func readHostConfig(fsys fs.FS, bonds []bonding.Bond) *HostConfig {
-	hc := &HostConfig{Intent: intent.Read(fsys), Running: map[string]*RunningConfig{}}
+func readHostConfig(fsys fs.FS, bonds []bonding.Bond) *model.HostConfig {
+	hc := &model.HostConfig{Intent: intent.Read(fsys), Running: map[string]*model.RunningConfig{}}
 	for i := range bonds {
 		b := &bonds[i]
-		rc := &RunningConfig{Devices: map[string]bonding.Device{}}
+		rc := &model.RunningConfig{Devices: map[string]bonding.Device{}}
 		rc.Options, _ = bonding.ReadOptions(fsys, b.Name)
 		if data, err := fs.ReadFile(fsys, bonding.SysClassNet+"/"+b.Name+"/address"); err == nil {
 			rc.HWAddr = strings.TrimSpace(string(data))
@@ -54,7 +34,7 @@ func readHostConfig(fsys fs.FS, bonds []bonding.Bond) *HostConfig {
 // ReadConfig reads DIR/etc and DIR/sys through the tree's guarded file
 // system, on the Sampler's goroutine like Read: a bundle's /etc is as
 // untrusted as its /sys.
-func (s *RootSource) ReadConfig(bonds []bonding.Bond) *HostConfig {
+func (s *RootSource) ReadConfig(bonds []bonding.Bond) *model.HostConfig {
 	return readHostConfig(s.fsys, bonds)
 }
 
@@ -67,22 +47,22 @@ const configRefreshEvery = 5 * time.Second
 type configCache struct {
 	r      ConfigReader
 	at     time.Time
-	latest *HostConfig
+	latest *model.HostConfig
 }
 
 // get returns the configuration in force and the bond_mac_changed events
 // a new reading brought.
-func (c *configCache) get(now time.Time, bonds []bonding.Bond) (*HostConfig, []Event) {
+func (c *configCache) get(now time.Time, bonds []bonding.Bond) (*model.HostConfig, []model.Event) {
 	if !c.at.IsZero() && now.Sub(c.at) < configRefreshEvery {
 		return c.latest, nil
 	}
 	hc := c.r.ReadConfig(bonds)
-	var evs []Event
+	var evs []model.Event
 	if c.latest != nil {
 		for name, rc := range hc.Running {
 			old := c.latest.Running[name]
 			if old != nil && old.HWAddr != "" && rc.HWAddr != "" && old.HWAddr != rc.HWAddr {
-				evs = append(evs, Event{Time: now, Bond: name, Kind: EventBondMAC, Old: old.HWAddr, New: rc.HWAddr,
+				evs = append(evs, model.Event{Time: now, Bond: name, Kind: model.EventBondMAC, Old: old.HWAddr, New: rc.HWAddr,
 					Message: fmt.Sprintf("%s MAC address %s -> %s", name, old.HWAddr, rc.HWAddr)})
 			}
 		}
@@ -94,7 +74,7 @@ func (c *configCache) get(now time.Time, bonds []bonding.Bond) (*HostConfig, []E
 // attachConfig gives snap the configuration in force, the MAC changes a
 // new reading found, notes on configuration files that could not be read
 // and warnings on lines that could not be understood.
-func (s *Sampler) attachConfig(now time.Time, snap *Snapshot, bonds []bonding.Bond) {
+func (s *Sampler) attachConfig(now time.Time, snap *model.Snapshot, bonds []bonding.Bond) {
 	hc, evs := s.config.get(now, bonds)
 	snap.Config = hc
 	for _, e := range evs {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/bonding"
+	"github.com/bondtop/bondtop/model"
 	"github.com/bondtop/bondtop/ovs"
 )
 
@@ -122,7 +123,7 @@ func (d *demoOVS) read(now time.Time) bonding.Bond {
 		}
 		ob.Members = append(ob.Members, m)
 	}
-	b := FromOVS(&ob)
+	b := model.FromOVS(&ob)
 	for i := range b.Slaves {
 		s := &b.Slaves[i]
 		c := d.counters(slices.Index(d.members, s.Name), now)

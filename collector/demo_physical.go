@@ -6,6 +6,7 @@ import (
 
 	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/bonding/module"
+	"github.com/bondtop/bondtop/model"
 )
 
 var _ PhysicalReader = (*DemoSource)(nil)
@@ -27,7 +28,7 @@ var demoOptics = map[string]struct {
 // Physical implements PhysicalReader: the link as the script has it; for
 // bond0's slaves an optic whose temperature and light drift slowly with
 // the wall clock.
-func (d *DemoSource) Physical(slave string) (*Physical, bool) {
+func (d *DemoSource) Physical(slave string) (*model.Physical, bool) {
 	d.mu.Lock()
 	var up, known bool
 	for _, sb := range d.bonds {
@@ -42,7 +43,7 @@ func (d *DemoSource) Physical(slave string) (*Physical, bool) {
 	if !known {
 		return nil, false
 	}
-	p := &Physical{LinkState: &bonding.LinkState{Detected: &up}, ReadAt: at}
+	p := &model.Physical{LinkState: &bonding.LinkState{Detected: &up}, ReadAt: at}
 	o, ok := demoOptics[slave]
 	if !ok {
 		return p, false

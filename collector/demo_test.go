@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"github.com/bondtop/bondtop/model"
 	"testing"
 	"time"
 )
@@ -12,7 +13,7 @@ func TestDemoTrafficAndEvents(t *testing.T) {
 	clk := &fakeClock{now: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)}
 	s := NewSampler(NewDemoSource(clk.Now), Options{Interval: time.Second, Clock: clk.Now})
 	moved := map[string]bool{}
-	kinds := map[EventKind]int{}
+	kinds := map[model.EventKind]int{}
 	firstEvent := time.Duration(-1)
 	for sec := 0; sec <= 2*int(demoScriptPeriod/time.Second); sec++ {
 		snap := mustSample(t, s)
@@ -49,7 +50,7 @@ func TestDemoTrafficAndEvents(t *testing.T) {
 		}
 		clk.Advance(time.Second)
 	}
-	for _, k := range []EventKind{EventLinkDown, EventLinkUp, EventFailover, EventChurn, EventAggregator, EventPartnerMAC, EventPortState, EventLinkFailure} {
+	for _, k := range []model.EventKind{model.EventLinkDown, model.EventLinkUp, model.EventFailover, model.EventChurn, model.EventAggregator, model.EventPartnerMAC, model.EventPortState, model.EventLinkFailure} {
 		if kinds[k] == 0 {
 			t.Errorf("no %s event in two script cycles (%v)", k, kinds)
 		}

@@ -6,16 +6,17 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/bonding"
+	"github.com/bondtop/bondtop/model"
 )
 
 // staticFlows is a FlowReader that returns the same sockets, their byte
 // counts advancing.
 type staticFlows struct {
-	sockets []Socket
+	sockets []model.Socket
 }
 
 func (s *staticFlows) ReadFlows() (FlowReading, error) {
-	out := make([]Socket, len(s.sockets))
+	out := make([]model.Socket, len(s.sockets))
 	for i := range s.sockets {
 		s.sockets[i].TxBytes += uint64(1000 * (i%7 + 1))
 		out[i] = s.sockets[i]
@@ -23,14 +24,14 @@ func (s *staticFlows) ReadFlows() (FlowReading, error) {
 	return FlowReading{Sockets: out, Kernel: bonding.KernelVersion{Major: 6, Minor: 12}}, nil
 }
 
-func manySockets(n int) []Socket {
-	out := make([]Socket, n)
+func manySockets(n int) []model.Socket {
+	out := make([]model.Socket, n)
 	for i := range out {
-		out[i] = Socket{ID: uint64(i + 1), Proto: bonding.ProtoTCP, State: "established",
+		out[i] = model.Socket{ID: uint64(i + 1), Proto: bonding.ProtoTCP, State: "established",
 			Local:     netip.AddrPortFrom(netip.MustParseAddr("10.0.0.1"), uint16(10000+i%50000)),
 			Remote:    netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 1, byte(i >> 8), byte(i)}), 443),
 			HaveBytes: true, TxBytes: uint64(i) * 1000,
-			Path: Path{Dev: "bond0", Bond: "bond0", SrcMAC: [6]byte{2, 0, 0, 0, 0, 1}, DstMAC: [6]byte{2, 0, 0, 0, 0, byte(i)}, HaveDstMAC: true}}
+			Path: model.Path{Dev: "bond0", Bond: "bond0", SrcMAC: [6]byte{2, 0, 0, 0, 0, 1}, DstMAC: [6]byte{2, 0, 0, 0, 0, byte(i)}, HaveDstMAC: true}}
 	}
 	return out
 }
@@ -51,8 +52,8 @@ func BenchmarkFlowRefresh10k(b *testing.B) {
 	tr := newFlowTracker(&staticFlows{sockets: manySockets(10_000)}, time.Nanosecond)
 	bond := benchBond()
 	now := time.Unix(0, 0)
-	snap := &Snapshot{Bonds: []BondSample{{Bond: bond}}}
-	snap.Bonds[0].Slaves = make([]SlaveSample, 4)
+	snap := &model.Snapshot{Bonds: []model.BondSample{{Bond: bond}}}
+	snap.Bonds[0].Slaves = make([]model.SlaveSample, 4)
 	for i := range bond.Slaves {
 		snap.Bonds[0].Slaves[i].Slave = bond.Slaves[i]
 	}

@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"github.com/bondtop/bondtop/model"
 	"math"
 	"net/netip"
 )
@@ -26,13 +27,13 @@ func (d *DemoSource) ReadFlows() (FlowReading, error) {
 			if p, err := f.flow.Src.Prefix(24); err == nil && !p.Contains(f.flow.Dst) {
 				nextHop = p.Addr().Next()
 			}
-			fr.Sockets = append(fr.Sockets, Socket{
+			fr.Sockets = append(fr.Sockets, model.Socket{
 				ID:    uint64(bi)<<32 | uint64(i+1),
 				Proto: f.flow.Proto, State: "established",
 				Local:     netip.AddrPortFrom(f.flow.Src, f.flow.SrcPort),
 				Remote:    netip.AddrPortFrom(f.flow.Dst, f.flow.DstPort),
 				HaveBytes: true, TxBytes: uint64(math.Floor(f.sent)), RxBytes: uint64(math.Floor(f.received)),
-				Path: Path{Dev: sb.name, Bond: sb.name, SrcMAC: sb.mac, DstMAC: f.flow.DstMAC, HaveDstMAC: true, NextHop: nextHop},
+				Path: model.Path{Dev: sb.name, Bond: sb.name, SrcMAC: sb.mac, DstMAC: f.flow.DstMAC, HaveDstMAC: true, NextHop: nextHop},
 			})
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/bondtop/bondtop/bonding"
+	"github.com/bondtop/bondtop/model"
 )
 
 // LiveFlows reads this host's flows: a sock_diag dump of the connected TCP
@@ -107,7 +108,7 @@ func (f *LiveFlows) Close() error {
 }
 
 // ReadHost reads this host's /proc/sys.
-func (s *LiveSource) ReadHost() Host { return readHost(s.fsys) }
+func (s *LiveSource) ReadHost() model.Host { return readHost(s.fsys) }
 
 // The TCP states worth a flow: connected, or still sending. LISTEN,
 // TIME_WAIT, CLOSE and request minisockets carry no data.
@@ -127,7 +128,7 @@ func (f *LiveFlows) ReadFlows() (FlowReading, error) {
 	if f.diag < 0 {
 		return FlowReading{}, errors.New("flow table closed")
 	}
-	fr := FlowReading{Kernel: f.kernel, Sockets: make([]Socket, 0, f.lastCount+f.lastCount/8)}
+	fr := FlowReading{Kernel: f.kernel, Sockets: make([]model.Socket, 0, f.lastCount+f.lastCount/8)}
 	if f.kWarn != "" {
 		fr.Warnings = append(fr.Warnings, f.kWarn)
 	}
@@ -181,7 +182,7 @@ func (f *LiveFlows) expireRoutes() {
 
 // dump appends the sockets of one family and protocol in the given states
 // (an inet_diag_req_v2 dump asking for INET_DIAG_INFO).
-func (f *LiveFlows) dump(out []Socket, family, proto uint8, states uint32) ([]Socket, error) {
+func (f *LiveFlows) dump(out []model.Socket, family, proto uint8, states uint32) ([]model.Socket, error) {
 	f.seq++
 	var req [16 + 56]byte
 	ne := binary.NativeEndian
@@ -213,7 +214,7 @@ func (f *LiveFlows) dump(out []Socket, family, proto uint8, states uint32) ([]So
 
 // parseDump appends the sockets of one receive buffer; done is set at the
 // end of the dump.
-func (f *LiveFlows) parseDump(out []Socket, b []byte, proto uint8) (_ []Socket, done bool, _ error) {
+func (f *LiveFlows) parseDump(out []model.Socket, b []byte, proto uint8) (_ []model.Socket, done bool, _ error) {
 	ne := binary.NativeEndian
 	for len(b) > 0 {
 		h, msg, rest, err := nextMsg(b)
@@ -244,13 +245,13 @@ func (f *LiveFlows) parseDump(out []Socket, b []byte, proto uint8) (_ []Socket, 
 }
 
 // parseInetDiag decodes one inet_diag_msg and its INET_DIAG_INFO.
-func parseInetDiag(m []byte, proto uint8) (Socket, bool) {
+func parseInetDiag(m []byte, proto uint8) (model.Socket, bool) {
 	const msgLen = 72
 	if len(m) < msgLen {
-		return Socket{}, false
+		return model.Socket{}, false
 	}
 	ne := binary.NativeEndian
-	var s Socket
+	var s model.Socket
 	s.Proto = proto
 	family, state := m[0], m[1]
 	sport, dport := binary.BigEndian.Uint16(m[4:]), binary.BigEndian.Uint16(m[6:])
@@ -269,10 +270,10 @@ func parseInetDiag(m []byte, proto uint8) (Socket, bool) {
 			}
 		}
 	default:
-		return Socket{}, false
+		return model.Socket{}, false
 	}
 	if dport == 0 || dst.IsUnspecified() {
-		return Socket{}, false
+		return model.Socket{}, false
 	}
 	s.Local, s.Remote = netip.AddrPortFrom(src, sport), netip.AddrPortFrom(dst, dport)
 	s.ID = uint64(ne.Uint32(m[44:])) | uint64(ne.Uint32(m[48:]))<<32
@@ -373,7 +374,7 @@ func (f *LiveFlows) newPathFinder() (*pathFinder, error) {
 // resolve fills s.Path; false when the route is not known yet (budget
 // spent). Local and loopback destinations get an empty path: they cross
 // no bond.
-func (p *pathFinder) resolve(f *LiveFlows, s *Socket, deadline time.Time) bool {
+func (p *pathFinder) resolve(f *LiveFlows, s *model.Socket, deadline time.Time) bool {
 	dst := s.Remote.Addr()
 	var oif uint32
 	if z := dst.Zone(); z != "" {
@@ -399,7 +400,7 @@ func (p *pathFinder) resolve(f *LiveFlows, s *Socket, deadline time.Time) bool {
 		return true
 	}
 	li := p.links[e.index]
-	s.Path = Path{Dev: li.name, Bond: li.under, VLAN: li.vlan, SrcMAC: li.mac, NextHop: e.nextHop}
+	s.Path = model.Path{Dev: li.name, Bond: li.under, VLAN: li.vlan, SrcMAC: li.mac, NextHop: e.nextHop}
 	if mac, ok := p.neighs[neighKey{e.index, e.nextHop}]; ok {
 		s.Path.DstMAC, s.Path.HaveDstMAC = mac, true
 	}

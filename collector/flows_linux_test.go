@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/bondtop/bondtop/bonding"
+	"github.com/bondtop/bondtop/model"
 )
 
 // flowLab is two network namespaces joined by a veth pair: "vbond0" here
@@ -265,7 +266,7 @@ func TestLiveFlowsVeth(t *testing.T) {
 	}
 	for _, w := range wants {
 		remote := netip.MustParseAddrPort(w.remote)
-		var f *Flow
+		var f *model.Flow
 		for i := range tab.Flows {
 			if tab.Flows[i].Remote == remote && tab.Flows[i].Proto == w.proto {
 				f = &tab.Flows[i]
@@ -364,7 +365,7 @@ func BenchmarkLiveFlowsRead10k(b *testing.B) {
 	}
 	defer lf.Close()
 	bond := syntheticBond("vbond0", bonding.Mode8023AD, "layer3+4", "eth0", "eth1", "eth2", "eth3")
-	refresh := func() *FlowTable {
+	refresh := func() *model.FlowTable {
 		fr, err := lf.ReadFlows()
 		if err != nil {
 			b.Fatal(err)

@@ -5,7 +5,13 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/bonding"
+	"github.com/bondtop/bondtop/model"
 )
+
+// DefaultFlowInterval is how often the Sampler re-reads the sockets: a
+// dump of ten thousand sockets costs milliseconds, too much for every
+// 100 ms tick, and flows change slowly next to counters.
+const DefaultFlowInterval = 3 * time.Second
 
 // flowTracker is the Sampler's side of the flow table: it re-reads the
 // sockets every interval, turns byte counts into rates, and predicts each
@@ -18,13 +24,13 @@ type flowTracker struct {
 	readAt   time.Time
 	seconds  float64
 	kernel   bonding.KernelVersion
-	sockets  []Socket
+	sockets  []model.Socket
 	rates    []socketRate
 	prev     map[uint64][2]uint64 // socket ID -> tx, rx bytes at readAt
 	warnings []string
 	lastErr  string
 
-	tables map[string]*FlowTable
+	tables map[string]*model.FlowTable
 	keys   map[string]string // bond -> what its prediction depends on
 	keyBuf []byte            // scratch of appendPredictionKey
 	usable []string          // its scratch for the usable slaves
@@ -34,7 +40,7 @@ func newFlowTracker(r FlowReader, every time.Duration) *flowTracker {
 	if every <= 0 {
 		every = DefaultFlowInterval
 	}
-	return &flowTracker{reader: r, every: every, tables: map[string]*FlowTable{}, keys: map[string]string{}}
+	return &flowTracker{reader: r, every: every, tables: map[string]*model.FlowTable{}, keys: map[string]string{}}
 }
 
 // due reports whether the sockets should be read at now: on the first
@@ -98,7 +104,7 @@ func (t *flowTracker) read(now time.Time) {
 // due, and fills each slave's Predicted, in the rooms arrays hands out
 // (the snapshot's own when it is filled again; sized by its slaves, which
 // sampleBonds counted).
-func (t *flowTracker) attach(now time.Time, snap *Snapshot, bonds []bonding.Bond, arrays *lentSnapshot) {
+func (t *flowTracker) attach(now time.Time, snap *model.Snapshot, bonds []bonding.Bond, arrays *lentSnapshot) {
 	if t.due(now) {
 		t.read(now)
 		snap.Warnings = append(snap.Warnings, t.warnings...)
@@ -106,7 +112,7 @@ func (t *flowTracker) attach(now time.Time, snap *Snapshot, bonds []bonding.Bond
 	if t.readAt.IsZero() {
 		return // no dump succeeded yet
 	}
-	var predicted []Predicted // one array for the snapshot's slaves
+	var predicted []model.Predicted // one array for the snapshot's slaves
 	var rates []float64
 	for i := range snap.Bonds {
 		bs := &snap.Bonds[i]
@@ -129,7 +135,7 @@ func (t *flowTracker) attach(now time.Time, snap *Snapshot, bonds []bonding.Bond
 			if predicted == nil {
 				predicted, rates = arrays.predictions()
 			}
-			predicted = append(predicted, Predicted{Flows: sf.Flows})
+			predicted = append(predicted, model.Predicted{Flows: sf.Flows})
 			p := &predicted[len(predicted)-1]
 			if tab.HaveRates() {
 				rates = append(rates, sf.TxBps)
@@ -179,7 +185,7 @@ func appendPredictionKey(dst []byte, b *bonding.Bond, usable []string) ([]byte, 
 
 // enrich adds what the Sampler gathers beside the bonds' readings: the
 // flow tables, host settings, and the analyzer's findings.
-func (s *Sampler) enrich(now time.Time, snap *Snapshot, bonds []bonding.Bond, arrays *lentSnapshot) {
+func (s *Sampler) enrich(now time.Time, snap *model.Snapshot, bonds []bonding.Bond, arrays *lentSnapshot) {
 	// The meter first, right after the source's counters: both then
 	// cover the same interval, the socket dump in between aside.
 	var mr meterRead

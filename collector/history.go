@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"github.com/bondtop/bondtop/model"
 	"math"
 	"sort"
 	"sync"
@@ -238,7 +239,7 @@ func newBondHistory(size, coarseSize int) *bondHistory {
 // record takes one sample of the bond at t: every series of b, and NaN
 // for those the bond had before and not now (a slave gone), so that no
 // series keeps an old value in a slot of its clock.
-func (g *bondHistory) record(t time.Time, b *BondSample) {
+func (g *bondHistory) record(t time.Time, b *model.BondSample) {
 	g.records++
 	slot := g.fine.tick(t)
 	cslot, closing, newSecond := -1, false, false
@@ -375,7 +376,7 @@ func (h *History) Pace(interval time.Duration) {
 }
 
 // Record appends the rates of every bond and slave in s.
-func (h *History) Record(s *Snapshot) {
+func (h *History) Record(s *model.Snapshot) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for i := range s.Bonds {

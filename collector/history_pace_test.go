@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/bonding"
+	"github.com/bondtop/bondtop/model"
 )
 
 // After a faster pace the history still holds the span it keeps, its
@@ -78,7 +79,7 @@ func TestHistoryHourAtFastPace(t *testing.T) {
 			h := NewHistory(time.Hour, max(c.start, 100*time.Millisecond))
 			at := time.Unix(1_700_000_000, 0)
 			rec := func(v float64) {
-				h.Record(&Snapshot{Time: at, Bonds: []BondSample{{Bond: bonding.Bond{Name: "bond0"}, Traffic: Traffic{TxBps: &v}}}})
+				h.Record(&model.Snapshot{Time: at, Bonds: []model.BondSample{{Bond: bonding.Bond{Name: "bond0"}, Traffic: model.Traffic{TxBps: &v}}}})
 			}
 			if c.start > 0 {
 				for range 1800 { // half an hour at 1 s
@@ -128,7 +129,7 @@ func TestHistoryKeepsPeaks(t *testing.T) {
 		if at.Equal(spike) {
 			v = 5e9
 		}
-		h.Record(&Snapshot{Time: at, Bonds: []BondSample{{Bond: bonding.Bond{Name: "bond0"}, Traffic: Traffic{TxBps: &v}}}})
+		h.Record(&model.Snapshot{Time: at, Bonds: []model.BondSample{{Bond: bonding.Bond{Name: "bond0"}, Traffic: model.Traffic{TxBps: &v}}}})
 	}
 	found := false
 	for _, p := range h.Since(Series{Bond: "bond0", Tx: true}, time.Time{}) {
@@ -152,12 +153,12 @@ func TestHistorySlaveComesAndGoes(t *testing.T) {
 	record := func(i int) {
 		at = at.Add(time.Second)
 		v, w := float64(i), float64(100+i)
-		b := BondSample{Bond: bonding.Bond{Name: "bond0"}, Traffic: Traffic{TxBps: &v}}
-		b.Slaves = append(b.Slaves, SlaveSample{Slave: bonding.Slave{Name: "e1"}, Traffic: Traffic{TxBps: &v}})
+		b := model.BondSample{Bond: bonding.Bond{Name: "bond0"}, Traffic: model.Traffic{TxBps: &v}}
+		b.Slaves = append(b.Slaves, model.SlaveSample{Slave: bonding.Slave{Name: "e1"}, Traffic: model.Traffic{TxBps: &v}})
 		if present(i) {
-			b.Slaves = append(b.Slaves, SlaveSample{Slave: bonding.Slave{Name: "e2"}, Traffic: Traffic{TxBps: &w}})
+			b.Slaves = append(b.Slaves, model.SlaveSample{Slave: bonding.Slave{Name: "e2"}, Traffic: model.Traffic{TxBps: &w}})
 		}
-		h.Record(&Snapshot{Time: at, Bonds: []BondSample{b}})
+		h.Record(&model.Snapshot{Time: at, Bonds: []model.BondSample{b}})
 	}
 	check := func(from, to int) {
 		t.Helper()

@@ -1,26 +1,19 @@
 package collector
 
 import (
+	"github.com/bondtop/bondtop/model"
 	"io/fs"
 	"strconv"
 	"strings"
 	"time"
 )
 
-// Host holds host-wide settings a diagnosis needs beside the bonds.
-type Host struct {
-	// TCPReordering is net.ipv4.tcp_reordering: how many segments out of
-	// order TCP tolerates before it takes them for loss. balance-rr
-	// reorders; the default 3 makes it retransmit and shrink its window.
-	TCPReordering *int `json:"tcp_reordering"`
-}
-
 // hostRefresh is how often the Sampler re-reads host settings.
 const hostRefresh = 10 * time.Second
 
 // readHost reads the settings of the host whose /proc is in fsys.
-func readHost(fsys fs.FS) Host {
-	var h Host
+func readHost(fsys fs.FS) model.Host {
+	var h model.Host
 	if b, err := fs.ReadFile(fsys, "proc/sys/net/ipv4/tcp_reordering"); err == nil {
 		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
 			h.TCPReordering = &n
@@ -30,10 +23,10 @@ func readHost(fsys fs.FS) Host {
 }
 
 // ReadHost reads DIR/proc/sys.
-func (s *RootSource) ReadHost() Host { return readHost(s.fsys) }
+func (s *RootSource) ReadHost() model.Host { return readHost(s.fsys) }
 
 // ReadHost gives the simulated host's settings: Linux's defaults.
-func (d *DemoSource) ReadHost() Host { return Host{TCPReordering: new(3)} }
+func (d *DemoSource) ReadHost() model.Host { return model.Host{TCPReordering: new(3)} }
 
 // hostCache re-reads a HostReader every hostRefresh.
 // latest is shared by the snapshots until it changes: it is replaced,
@@ -41,10 +34,10 @@ func (d *DemoSource) ReadHost() Host { return Host{TCPReordering: new(3)} }
 type hostCache struct {
 	r      HostReader
 	at     time.Time
-	latest *Host // nil when nothing could be read
+	latest *model.Host // nil when nothing could be read
 }
 
-func (c *hostCache) get(now time.Time) *Host {
+func (c *hostCache) get(now time.Time) *model.Host {
 	if c.at.IsZero() || now.Sub(c.at) >= hostRefresh {
 		h := c.r.ReadHost()
 		c.at = now

@@ -14,6 +14,7 @@ import (
 	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/collector/flowmeter"
 	"github.com/bondtop/bondtop/collector/neighbors"
+	"github.com/bondtop/bondtop/model"
 )
 
 // builtLive is the live source without sockets, as a Source: each Read
@@ -132,7 +133,7 @@ func (b *builtLive) HeardLACPDU(_ string, into *neighbors.LACPDU) bool {
 	*into = neighbors.LACPDU{Partner: neighbors.LACPPort{SystemMAC: "02:00:00:00:00:01", Key: 15, Port: 1}}
 	return true
 }
-func (b *builtLive) Physical(string) (*Physical, bool) { return nil, false }
+func (b *builtLive) Physical(string) (*model.Physical, bool) { return nil, false }
 
 // liveTicker ticks a Sampler over a builtLive at 100 ms, the source's
 // clock and the Sampler's moving together.
@@ -140,7 +141,7 @@ type liveTicker struct {
 	tb   testing.TB
 	src  *builtLive
 	s    *Sampler
-	last *Snapshot // handed back at the next tick
+	last *model.Snapshot // handed back at the next tick
 }
 
 func newLiveTicker(tb testing.TB, heard bool) *liveTicker {
@@ -165,7 +166,7 @@ func newLiveTickerWith(tb testing.TB, heard bool, set func(*Options)) *liveTicke
 	return lt
 }
 
-func (lt *liveTicker) tick() *Snapshot {
+func (lt *liveTicker) tick() *model.Snapshot {
 	*lt.src.clock = lt.src.clock.Add(MinInterval)
 	lt.s.Release(lt.last)
 	snap, err := lt.s.Sample()

@@ -7,6 +7,7 @@ import (
 
 	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/collector/neighbors"
+	"github.com/bondtop/bondtop/model"
 )
 
 // firmwareLLDPAgent reads a driver's private flags: i40e's
@@ -37,54 +38,6 @@ func firmwareLLDPAgent(flags map[string]bool) (agent, known bool) {
 // LACPDU, when it heard one, is exact and counts to every tick; the
 // carrier counts come with every tick's link dump.
 const lacpduEvery = time.Second
-
-// LACPDUSample is a slave's LACPDU and marker counters with the time since
-// the last LACPDU arrived.
-type LACPDUSample struct {
-	bonding.LACPDUCounters
-	// LastRxAgeSeconds is the time since a LACPDU last arrived, seen by
-	// the packet socket or from the rx counter's last rise; nil when
-	// neither has seen one since bondtop started.
-	LastRxAgeSeconds *float64 `json:"last_rx_age_s"`
-	// PartnerView is the partner's view of our port, as its last LACPDU
-	// said; absent when no packet socket heard one.
-	PartnerView *neighbors.LACPPort `json:"partner_view,omitempty"`
-	// SilentSeconds is at least how long no LACPDU arrived: the age when
-	// known, else the time the rx counter has stood still while watched.
-	SilentSeconds float64 `json:"-"`
-}
-
-// SwitchSide is what a slave's far end says, present in a SlaveSample only
-// when the source listens (a --root tree or a replay of an older recording
-// has none, and then the keys are absent rather than null).
-type SwitchSide struct {
-	// Neighbor is the LLDP or CDP neighbour heard on the slave; nil when
-	// none was heard (or listening failed: BondSample.NeighborsWhy).
-	Neighbor *neighbors.Neighbor `json:"neighbor"`
-	// LACPDU is the 802.3ad conversation's counters; absent for slaves of
-	// bonds in other modes and on kernels before 4.19.
-	LACPDU *LACPDUSample `json:"lacpdu,omitempty"`
-	// Carrier counts link transitions (4.16+); absent where not reported.
-	Carrier *bonding.CarrierCounts `json:"carrier,omitempty"`
-	// FirmwareLLDPAgent is set when the NIC's firmware runs an LLDP agent
-	// that consumes the switch's frames; absent when the driver has no
-	// such flag.
-	FirmwareLLDPAgent *bool `json:"firmware_lldp_agent,omitempty"`
-}
-
-// clone is a copy of ss with its neighbour and LACPDU sample its own (a
-// recycled snapshot's rooms hold them); the carrier counts and the
-// partner's view are never written, and stay shared.
-func (ss *SwitchSide) clone() *SwitchSide {
-	c := *ss
-	c.Neighbor = own(ss.Neighbor)
-	if ss.LACPDU != nil {
-		pdu := *ss.LACPDU
-		pdu.LastRxAgeSeconds = own(pdu.LastRxAgeSeconds)
-		c.LACPDU = &pdu
-	}
-	return &c
-}
 
 // neighborTracker keeps the reader's watch list in step with the followed
 // bonds' slaves and copies each slave's neighbour and port counters into
@@ -127,7 +80,7 @@ type neighborTracker struct {
 type slaveSides struct {
 	// side is the last one handed out, shared while nothing in it
 	// changed; nil before the first, and when snapshots are filled again.
-	side *SwitchSide
+	side *model.SwitchSide
 	// pdu is the slave's LACPDU sample as last made, in the tracker's
 	// own memory (a room gets a copy): hasPDU says there is one, pduAge
 	// that its LastRxAgeSeconds is known (a room points it to its age).
@@ -148,7 +101,7 @@ type rxWatch struct {
 
 // slaveNames lists the snapshot's slaves in t.names, which the next call
 // reuses.
-func (t *neighborTracker) slaveNames(snap *Snapshot) []string {
+func (t *neighborTracker) slaveNames(snap *model.Snapshot) []string {
 	t.names = t.names[:0]
 	for i := range snap.Bonds {
 		for j := range snap.Bonds[i].Slaves {
@@ -172,14 +125,14 @@ type switchSides struct {
 // sideRoom is a slave's SwitchSide and the neighbour and LACPDU sample
 // it may point to.
 type sideRoom struct {
-	side SwitchSide
+	side model.SwitchSide
 	nb   neighbors.Neighbor
 	pdu  lacpduRoom
 }
 
 // lacpduRoom is a slave's LACPDUSample and the age it may point to.
 type lacpduRoom struct {
-	sample LACPDUSample
+	sample model.LACPDUSample
 	age    float64
 }
 
@@ -201,7 +154,7 @@ func newNeighborTracker(r NeighborReader, c PortCounterReader) *neighborTracker 
 //
 // rooms, when not nil, are the snapshot's own rooms for its switch sides,
 // empty, with room for every slave (Options.Recycle).
-func (t *neighborTracker) attach(snap *Snapshot, interval time.Duration, rooms []sideRoom) {
+func (t *neighborTracker) attach(snap *model.Snapshot, interval time.Duration, rooms []sideRoom) {
 	t.tick++
 	names := t.slaveNames(snap)
 	if t.r != nil {
@@ -318,7 +271,7 @@ func (t *neighborTracker) readLACPDUs(now time.Time, names []string) {
 
 // side is the slave's SwitchSide at now: the last one when nothing in it
 // changed, else one in a room of sides (always, when they are own).
-func (t *neighborTracker) side(now time.Time, name string, k *slaveSides, sides *switchSides) *SwitchSide {
+func (t *neighborTracker) side(now time.Time, name string, k *slaveSides, sides *switchSides) *model.SwitchSide {
 	var heard bool
 	var fw *bool
 	carrier, counted := t.carriers[name]
@@ -336,7 +289,7 @@ func (t *neighborTracker) side(now time.Time, name string, k *slaveSides, sides 
 		return last
 	}
 	room := sides.take()
-	room.side = SwitchSide{Carrier: carrier, FirmwareLLDPAgent: fw}
+	room.side = model.SwitchSide{Carrier: carrier, FirmwareLLDPAgent: fw}
 	if heard {
 		room.nb = t.nb
 		room.side.Neighbor = &room.nb

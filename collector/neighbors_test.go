@@ -10,6 +10,7 @@ import (
 
 	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/collector/neighbors"
+	"github.com/bondtop/bondtop/model"
 )
 
 // fakeNeighbors stands in for the packet sockets; the real ones are
@@ -36,7 +37,7 @@ func TestNeighborTrackerJSON(t *testing.T) {
 	fake := &fakeNeighbors{heard: map[string]*neighbors.Neighbor{
 		"eth0": {Protocol: "lldp", ChassisID: "00:1c:73:00:00:01", SystemName: &name, PortID: "Ethernet7", TTLSeconds: 120},
 	}}
-	snap := &Snapshot{Bonds: []BondSample{{Slaves: []SlaveSample{{}, {}}}}}
+	snap := &model.Snapshot{Bonds: []model.BondSample{{Slaves: []model.SlaveSample{{}, {}}}}}
 	snap.Bonds[0].Slaves[0].Name, snap.Bonds[0].Slaves[1].Name = "eth1", "eth0"
 	tr := newNeighborTracker(fake, nil)
 	tr.attach(snap, time.Second, nil)
@@ -50,13 +51,13 @@ func TestNeighborTrackerJSON(t *testing.T) {
 	}
 
 	// Without a reader the keys are absent: older goldens stay valid.
-	plain, _ := json.Marshal(SlaveSample{})
+	plain, _ := json.Marshal(model.SlaveSample{})
 	if strings.Contains(string(plain), "neighbor") {
 		t.Errorf("a sample of a source that does not listen: %s", plain)
 	}
 
 	denied := newNeighborTracker(&fakeNeighbors{err: fmt.Errorf("listen on eth0: %w", errors.Join(neighbors.ErrNoPermission))}, nil)
-	snap2 := &Snapshot{Bonds: []BondSample{{Slaves: []SlaveSample{{}}}}}
+	snap2 := &model.Snapshot{Bonds: []model.BondSample{{Slaves: []model.SlaveSample{{}}}}}
 	snap2.Bonds[0].Slaves[0].Name = "eth0"
 	denied.attach(snap2, time.Second, nil)
 	js, _ = json.Marshal(snap2.Bonds[0])
@@ -94,8 +95,8 @@ func TestPortCountersLastRxAge(t *testing.T) {
 	}
 	tr := newNeighborTracker(nil, fc)
 	start := time.Unix(1000, 0)
-	sample := func(at time.Duration) *SlaveSample {
-		snap := &Snapshot{Time: start.Add(at), Bonds: []BondSample{{Slaves: []SlaveSample{{}, {}}}}}
+	sample := func(at time.Duration) *model.SlaveSample {
+		snap := &model.Snapshot{Time: start.Add(at), Bonds: []model.BondSample{{Slaves: []model.SlaveSample{{}, {}}}}}
 		snap.Bonds[0].Slaves[0].Name, snap.Bonds[0].Slaves[1].Name = "eth0", "eth1"
 		tr.attach(snap, time.Second, nil)
 		if s := snap.Bonds[0].Slaves[1]; s.SwitchSide == nil || s.LACPDU != nil || s.Carrier != nil || s.Neighbor != nil {
@@ -149,11 +150,11 @@ func TestLACPDUCountersOncePerSecond(t *testing.T) {
 	tr := newNeighborTracker(nil, fc)
 	now := time.Unix(1000, 0)
 	names := []string{"eth0", "eth1"}
-	tick := func(interval time.Duration) *Snapshot {
+	tick := func(interval time.Duration) *model.Snapshot {
 		now = now.Add(interval)
 		// Ticks come a few milliseconds off their time.
 		at := now.Add(time.Duration(len(names)*fc.reads%3) * time.Millisecond)
-		snap := &Snapshot{Time: at, Bonds: []BondSample{{Slaves: make([]SlaveSample, len(names))}}}
+		snap := &model.Snapshot{Time: at, Bonds: []model.BondSample{{Slaves: make([]model.SlaveSample, len(names))}}}
 		for i, n := range names {
 			snap.Bonds[0].Slaves[i].Name = n
 		}
@@ -173,7 +174,7 @@ func TestLACPDUCountersOncePerSecond(t *testing.T) {
 	// The partner goes silent on eth1: the silence counts from the last
 	// read that saw a rise, up to the last read, never further.
 	fc.lacpdu["eth0"] = bonding.LACPDUCounters{Rx: 11, Tx: 11}
-	var snap *Snapshot
+	var snap *model.Snapshot
 	for range 35 {
 		snap = tick(MinInterval)
 	}
@@ -218,9 +219,9 @@ func TestFirmwareLLDPFlags(t *testing.T) {
 	}
 	tr := newNeighborTracker(&fakeNeighbors{}, nil)
 	tr.firmware = fw
-	snap := &Snapshot{Bonds: []BondSample{{}}}
+	snap := &model.Snapshot{Bonds: []model.BondSample{{}}}
 	for _, n := range []string{"i40e-agent", "i40e-off", "ice-agent", "other"} {
-		s := SlaveSample{}
+		s := model.SlaveSample{}
 		s.Name = n
 		snap.Bonds[0].Slaves = append(snap.Bonds[0].Slaves, s)
 	}
@@ -241,9 +242,9 @@ func TestFirmwareLLDPFlags(t *testing.T) {
 // decodes the JSON a recorder wrote).
 func TestSwitchSideRoundTrip(t *testing.T) {
 	name := "leaf1"
-	in := SlaveSample{SwitchSide: &SwitchSide{
+	in := model.SlaveSample{SwitchSide: &model.SwitchSide{
 		Neighbor: &neighbors.Neighbor{Protocol: "lldp", ChassisID: "02:aa:00:00:00:01", SystemName: &name, PortID: "Ethernet7", TTLSeconds: 120},
-		LACPDU:   &LACPDUSample{LACPDUCounters: bonding.LACPDUCounters{Rx: 5, Tx: 6}},
+		LACPDU:   &model.LACPDUSample{LACPDUCounters: bonding.LACPDUCounters{Rx: 5, Tx: 6}},
 		Carrier:  &bonding.CarrierCounts{Up: 2, Down: 1},
 	}}
 	in.Name = "eth0"
@@ -251,14 +252,14 @@ func TestSwitchSideRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out SlaveSample
+	var out model.SlaveSample
 	if err := json.Unmarshal(js, &out); err != nil {
 		t.Fatal(err)
 	}
 	if out.SwitchSide == nil || out.Neighbor == nil || *out.Neighbor.SystemName != "leaf1" || out.LACPDU.Tx != 6 || out.Carrier.Down != 1 {
 		t.Fatalf("after a round trip: %s -> %+v", js, out.SwitchSide)
 	}
-	var plain SlaveSample
+	var plain model.SlaveSample
 	if err := json.Unmarshal([]byte(`{"name":"eth0"}`), &plain); err != nil || plain.SwitchSide != nil {
 		t.Fatalf("a recording without the keys: %+v %v", plain.SwitchSide, err)
 	}

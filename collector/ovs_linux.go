@@ -28,7 +28,7 @@ func (netlinkMembers) read(name string, ifindex *int64, s *bonding.Slave) error 
 	a := l.Attrs()
 	s.Counters = bonding.NetlinkCounters(a)
 	s.OperState = bonding.OperState(a.OperState)
-	s.MTU = intPtr(a.MTU)
+	s.MTU = new(a.MTU)
 	return nil
 }
 

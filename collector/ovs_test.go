@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/bonding"
+	"github.com/bondtop/bondtop/model"
 	"github.com/bondtop/bondtop/ovs"
 )
 
@@ -33,7 +34,7 @@ func fixtureOVS(t *testing.T) *ovs.Host {
 
 func TestFromOVSFixture(t *testing.T) {
 	h := fixtureOVS(t)
-	a := FromOVS(h.Bond("bond-a"))
+	a := model.FromOVS(h.Bond("bond-a"))
 	if a.Kind != bonding.KindOVS || str(a.Bridge) != "br-a" || str(a.Mode) != "balance-tcp" || !a.Is8023AD() {
 		t.Fatalf("bond-a: kind %q bridge %v mode %v", a.Kind, a.Bridge, a.Mode)
 	}
@@ -45,7 +46,7 @@ func TestFromOVSFixture(t *testing.T) {
 			t.Errorf("%s: state %v actor %+v partner %+v", s.Name, s.State, s.Actor, s.Partner)
 		}
 	}
-	c := FromOVS(h.Bond("ab-c"))
+	c := model.FromOVS(h.Bond("ab-c"))
 	if c.LACP != nil || c.Is8023AD() || str(c.ActiveSlave) == "" {
 		t.Errorf("ab-c: LACP %+v active %v", c.LACP, c.ActiveSlave)
 	}
@@ -76,7 +77,7 @@ func (f fakeLinks) read(name string, _ *int64, s *bonding.Slave) error {
 
 func TestOVSCountersFallBack(t *testing.T) {
 	h := fixtureOVS(t)
-	b := FromOVS(h.Bond("bond-a"))
+	b := model.FromOVS(h.Bond("bond-a"))
 	warnings := readMembers(fakeLinks{"a0": 100, "a1": 200}, h.Bond("bond-a"), &b)
 	a2, _ := b.Slaves[2].Counters.Get(bonding.TxBytes)
 	if want := h.Bond("bond-a").Members[2].Statistics["tx_bytes"]; a2 != uint64(want) || len(warnings) != 0 {

@@ -2,6 +2,7 @@ package collector
 
 import (
 	"context"
+	"github.com/bondtop/bondtop/model"
 	"strings"
 	"testing"
 	"time"
@@ -28,8 +29,8 @@ func TestSamplerSaysWhenBehind(t *testing.T) {
 	}
 	slow := &slowSource{Source: root, delay: 250 * time.Millisecond}
 	s := NewSampler(slow, Options{Interval: MinInterval, History: NoHistory})
-	var snaps []*Snapshot
-	if err := s.Intervals(context.Background(), behindAfter+4, func(sn *Snapshot) { snaps = append(snaps, sn) }); err != nil {
+	var snaps []*model.Snapshot
+	if err := s.Intervals(context.Background(), behindAfter+4, func(sn *model.Snapshot) { snaps = append(snaps, sn) }); err != nil {
 		t.Fatal(err)
 	}
 	warned := 0
@@ -52,7 +53,7 @@ func TestSamplerSaysWhenBehind(t *testing.T) {
 	slow.delay = 0
 	s.SetInterval(300 * time.Millisecond)
 	snaps = nil
-	if err := s.Intervals(context.Background(), behindAfter+2, func(sn *Snapshot) { snaps = append(snaps, sn) }); err != nil {
+	if err := s.Intervals(context.Background(), behindAfter+2, func(sn *model.Snapshot) { snaps = append(snaps, sn) }); err != nil {
 		t.Fatal(err)
 	}
 	for _, sn := range snaps {

@@ -1,12 +1,10 @@
 package collector
 
 import (
+	"github.com/bondtop/bondtop/model"
 	"slices"
 	"sync"
 	"time"
-
-	"github.com/bondtop/bondtop/bonding"
-	"github.com/bondtop/bondtop/bonding/module"
 )
 
 // DefaultPhysicalInterval is how often each slave's physical layer (link
@@ -14,27 +12,6 @@ import (
 // slow i2c bus on many NICs (tens to hundreds of milliseconds a page),
 // and light levels and temperatures move slowly.
 const DefaultPhysicalInterval = 10 * time.Second
-
-// Physical is a slave's physical layer as ethtool reports it. Each part
-// is nil (its JSON key absent) when the driver does not report it: a
-// veth or virtio NIC has a link state and nothing else.
-type Physical struct {
-	// LinkState is what `ethtool DEV` calls "Link detected", with the
-	// driver's reason for a down link where it gives one.
-	LinkState *bonding.LinkState `json:"link_state,omitempty"`
-	// FEC is the forward error correction mode and counters (`ethtool
-	// -I --show-fec DEV`).
-	FEC *bonding.FEC `json:"fec,omitempty"`
-	// Module is the SFP/QSFP transceiver (`ethtool -m DEV`).
-	Module *module.Module `json:"module,omitempty"`
-	// ReadAt is when this was read (the reads are rarer than ticks).
-	ReadAt time.Time `json:"-"`
-}
-
-// empty reports whether the driver gave nothing at all.
-func (p *Physical) empty() bool {
-	return p == nil || (p.LinkState == nil && p.FEC == nil && p.Module == nil)
-}
 
 // physNeedsRoot is the note when module diagnostics need root.
 const physNeedsRoot = "not root: SFP/QSFP module diagnostics (ethtool -m: light levels, temperature) need CAP_NET_ADMIN"
@@ -55,7 +32,7 @@ type physTracker struct {
 	every time.Duration
 
 	mu       sync.Mutex
-	latest   map[string]*Physical
+	latest   map[string]*model.Physical
 	needRoot bool
 	readAt   time.Time // when the last background read started
 	running  bool
@@ -72,18 +49,18 @@ type physTracker struct {
 }
 
 func newPhysTracker(r PhysicalReader) *physTracker {
-	return &physTracker{r: r, every: DefaultPhysicalInterval, latest: map[string]*Physical{}}
+	return &physTracker{r: r, every: DefaultPhysicalInterval, latest: map[string]*model.Physical{}}
 }
 
 // read reads the named slaves and stores what it got.
 func (t *physTracker) read(names []string) {
 	start := time.Now()
-	got := make(map[string]*Physical, len(names))
+	got := make(map[string]*model.Physical, len(names))
 	needRoot := false
 	for _, n := range names {
 		p, nr := t.r.Physical(n)
 		needRoot = needRoot || nr
-		if !p.empty() {
+		if !p.Empty() {
 			got[n] = p
 		}
 	}
@@ -103,7 +80,7 @@ func (t *physTracker) read(names []string) {
 
 // attach gives each slave of snap its latest physical reading, starting a
 // read when one is due.
-func (t *physTracker) attach(now time.Time, snap *Snapshot) {
+func (t *physTracker) attach(now time.Time, snap *model.Snapshot) {
 	t.linkBuf = t.linkBuf[:0]
 	for i := range snap.Bonds {
 		for j := range snap.Bonds[i].Slaves {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/bonding/module"
+	"github.com/bondtop/bondtop/model"
 	"github.com/mdlayher/genetlink"
 	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
@@ -80,16 +81,16 @@ var _ PhysicalReader = (*LiveSource)(nil)
 
 // Physical implements PhysicalReader: three requests, plus one per
 // module EEPROM page (two to five) where the driver has a module.
-func (s *LiveSource) Physical(slave string) (*Physical, bool) {
+func (s *LiveSource) Physical(slave string) (*model.Physical, bool) {
 	return s.phys.read(slave)
 }
 
 // read reads one interface; nil when the driver reports nothing.
-func (p *physConn) read(name string) (*Physical, bool) {
+func (p *physConn) read(name string) (*model.Physical, bool) {
 	if p == nil {
 		return nil, false
 	}
-	out := &Physical{ReadAt: time.Now()}
+	out := &model.Physical{ReadAt: time.Now()}
 	if b, err := p.get(bonding.EthtoolMsgLinkStateGet, bonding.EthtoolLinkStateRequest(name)); err == nil {
 		if ls := bonding.ParseEthtoolLinkState(b); ls != (bonding.LinkState{}) {
 			out.LinkState = &ls
@@ -115,7 +116,7 @@ func (p *physConn) read(name string) (*Physical, bool) {
 	if err == nil {
 		out.Module = m
 	}
-	if out.empty() {
+	if out.Empty() {
 		return nil, needRoot
 	}
 	return out, needRoot

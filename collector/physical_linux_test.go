@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bondtop/bondtop/model"
 	"github.com/vishvananda/netlink"
 )
 
@@ -142,7 +143,7 @@ func TestPhysicalHostAgainstEthtool(t *testing.T) {
 	for _, ifi := range ifaces {
 		ph, _ := p.read(ifi.Name)
 		if ph == nil {
-			ph = &Physical{}
+			ph = &model.Physical{}
 		}
 		out, _ := runEthtool(t, bin, ifi.Name)
 		m := linkDetected.FindStringSubmatch(out)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/bonding/module"
+	"github.com/bondtop/bondtop/model"
 )
 
 // fakePhys counts reads; "veth" reports only a link state, "sfp" a module
@@ -20,7 +21,7 @@ type fakePhys struct {
 	block chan struct{} // when set, each read waits for it to close
 }
 
-func (f *fakePhys) Physical(slave string) (*Physical, bool) {
+func (f *fakePhys) Physical(slave string) (*model.Physical, bool) {
 	if f.block != nil {
 		<-f.block
 	}
@@ -31,15 +32,15 @@ func (f *fakePhys) Physical(slave string) (*Physical, bool) {
 	switch slave {
 	case "sfp":
 		temp := float64(f.reads)
-		return &Physical{LinkState: &bonding.LinkState{Detected: &up}, Module: &module.Module{Type: "SFP", TemperatureC: &temp}}, true
+		return &model.Physical{LinkState: &bonding.LinkState{Detected: &up}, Module: &module.Module{Type: "SFP", TemperatureC: &temp}}, true
 	case "veth":
-		return &Physical{LinkState: &bonding.LinkState{Detected: &up}}, false
+		return &model.Physical{LinkState: &bonding.LinkState{Detected: &up}}, false
 	}
 	return nil, false
 }
 
-func physSnap(at time.Time) *Snapshot {
-	return &Snapshot{Time: at, Bonds: []BondSample{{Slaves: []SlaveSample{
+func physSnap(at time.Time) *model.Snapshot {
+	return &model.Snapshot{Time: at, Bonds: []model.BondSample{{Slaves: []model.SlaveSample{
 		{Slave: bonding.Slave{Name: "sfp"}}, {Slave: bonding.Slave{Name: "veth"}}, {Slave: bonding.Slave{Name: "virtio"}}}}}}
 }
 

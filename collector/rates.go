@@ -2,6 +2,7 @@ package collector
 
 import (
 	"github.com/bondtop/bondtop/bonding"
+	"github.com/bondtop/bondtop/model"
 )
 
 // maxPlausibleBps bounds a rate before it is believed: 1.6 Tbit/s is above
@@ -28,7 +29,7 @@ type numbers struct {
 type numberRoom struct {
 	u      [bonding.NumCounters + 6]uint64
 	f      [6]float64
-	errs   ErrorCounts
+	errs   model.ErrorCounts
 	nu, nf int
 }
 
@@ -69,11 +70,11 @@ func (n *numbers) float(v float64) *float64 {
 	return &r.f[r.nf-1]
 }
 
-func (n *numbers) errorCounts() *ErrorCounts { return &n.cur.errs }
+func (n *numbers) errorCounts() *model.ErrorCounts { return &n.cur.errs }
 
 // totals copies the counters the source could read.
-func totals(nums *numbers, cs *bonding.Counters) Totals {
-	var t Totals
+func totals(nums *numbers, cs *bonding.Counters) model.Totals {
+	var t model.Totals
 	for c, at := range totalsFields(&t) {
 		if v, ok := cs.Get(bonding.Counter(c)); ok {
 			*at = nums.uint(v)
@@ -84,7 +85,7 @@ func totals(nums *numbers, cs *bonding.Counters) Totals {
 
 // totalsFields are t's fields, in the order of the bonding.Counter each
 // holds.
-func totalsFields(t *Totals) [bonding.NumCounters]**uint64 {
+func totalsFields(t *model.Totals) [bonding.NumCounters]**uint64 {
 	return [...]**uint64{&t.RxBytes, &t.TxBytes, &t.RxPackets, &t.TxPackets, &t.RxErrors,
 		&t.TxErrors, &t.RxDropped, &t.TxDropped, &t.RxOverErrors, &t.RxFifoErrors}
 }
@@ -111,9 +112,9 @@ func wentBack(prev, cur *bonding.Counters) bool {
 // It takes its values from the next room of nums, which fillShares may
 // add to later. The counters are passed by pointer and read in place:
 // the Sampler calls this for every interface on every tick.
-func traffic(nums *numbers, prev *bonding.Counters, hasPrev bool, cur *bonding.Counters, seconds float64) Traffic {
+func traffic(nums *numbers, prev *bonding.Counters, hasPrev bool, cur *bonding.Counters, seconds float64) model.Traffic {
 	nums.next()
-	t := Traffic{Totals: totals(nums, cur)}
+	t := model.Traffic{Totals: totals(nums, cur)}
 	if !hasPrev || seconds <= 0 || !cur.Follows(prev) || wentBack(prev, cur) {
 		return t
 	}
@@ -143,7 +144,7 @@ func traffic(nums *numbers, prev *bonding.Counters, hasPrev bool, cur *bonding.C
 	// ErrorCounts): an interval count for each one both readings have,
 	// none at all when they have none.
 	iv := nums.errorCounts()
-	*iv = ErrorCounts{}
+	*iv = model.ErrorCounts{}
 	fields := [...]**uint64{&iv.RxErrors, &iv.TxErrors, &iv.RxDropped, &iv.TxDropped, &iv.RxOverErrors, &iv.RxFifoErrors}
 	known := false
 	for i, at := range fields {
@@ -160,7 +161,7 @@ func traffic(nums *numbers, prev *bonding.Counters, hasPrev bool, cur *bonding.C
 
 // fillShares sets each slave's share of the bytes all slaves moved. Shares
 // need every slave's rate: with one missing the split is unknown.
-func fillShares(nums *numbers, slaves []SlaveSample) {
+func fillShares(nums *numbers, slaves []model.SlaveSample) {
 	var sumRx, sumTx float64
 	rxKnown, txKnown := true, true
 	for i := range slaves {

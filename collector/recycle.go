@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	"github.com/bondtop/bondtop/bonding"
+	"github.com/bondtop/bondtop/model"
 )
 
 // readingArrays are the arrays of the readings a Sampler has let go (the
@@ -130,20 +131,20 @@ type snapshotStore struct {
 // lentSnapshot is a snapshot the Sampler made and the arrays it made for
 // it, as made: a consumer may have resliced the snapshot's own fields.
 type lentSnapshot struct {
-	snap   *Snapshot
-	bonds  []BondSample
-	slaves []SlaveSample
+	snap   *model.Snapshot
+	bonds  []model.BondSample
+	slaves []model.SlaveSample
 	// nSlaves is how many of slaves the snapshot has (slavesFor): the
 	// size of its switch sides' and predictions' arrays too.
 	nSlaves int
 	rooms   []numberRoom
 	sides   []sideRoom
 	// The slaves' predicted traffic and its rates (flowTracker.attach).
-	predicted []Predicted
+	predicted []model.Predicted
 	rates     []float64
 	// The snapshot's lists as the last tick that filled it left them:
 	// appends reuse their arrays (keep stores them back).
-	events   []Event
+	events   []model.Event
 	notes    []string
 	warnings []string
 	missing  []string
@@ -153,26 +154,26 @@ type lentSnapshot struct {
 // take returns a zeroed Snapshot and the slot that holds its arrays: one
 // handed back when there is one, else a new one in the oldest slot (the
 // snapshot that was there is forgotten, and stays with whoever has it).
-func (st *snapshotStore) take() (*Snapshot, *lentSnapshot) {
+func (st *snapshotStore) take() (*model.Snapshot, *lentSnapshot) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	for i := range st.lent {
 		if l := &st.lent[i]; l.back {
 			l.back, l.nSlaves = false, 0
-			*l.snap = Snapshot{}
+			*l.snap = model.Snapshot{}
 			return l.snap, l
 		}
 	}
 	l := &st.lent[st.next]
 	st.next = (st.next + 1) % lentSnapshots
-	*l = lentSnapshot{snap: new(Snapshot)}
+	*l = lentSnapshot{snap: new(model.Snapshot)}
 	return l.snap, l
 }
 
 // release marks snap handed back, when this store lent it and still
 // remembers it. Handing the same snapshot back twice is a consumer's
 // mistake that would let two ticks fill one snapshot: it panics.
-func (st *snapshotStore) release(snap *Snapshot) {
+func (st *snapshotStore) release(snap *model.Snapshot) {
 	if snap == nil {
 		return
 	}
@@ -195,14 +196,14 @@ func (st *snapshotStore) release(snap *Snapshot) {
 // them, one that is gets a copy in its own array, which later appends
 // (the flow table's, the configuration's) must not share with the
 // reading.
-func (l *lentSnapshot) startLists(snap *Snapshot, pending []Event, warnings []string) {
+func (l *lentSnapshot) startLists(snap *model.Snapshot, pending []model.Event, warnings []string) {
 	if l.snap == nil {
-		snap.Events, snap.Warnings = append([]Event{}, pending...), warnings
+		snap.Events, snap.Warnings = append([]model.Event{}, pending...), warnings
 		return
 	}
 	snap.Events = append(l.events[:0], pending...)
 	if snap.Events == nil {
-		snap.Events = []Event{}
+		snap.Events = []model.Event{}
 	}
 	snap.Warnings = append(l.warnings[:0], warnings...)
 	snap.Notes, snap.Missing = l.notes[:0], l.missing[:0]
@@ -210,7 +211,7 @@ func (l *lentSnapshot) startLists(snap *Snapshot, pending []Event, warnings []st
 
 // keep stores back the arrays snap's lists grew into, for the next tick
 // that fills it.
-func (l *lentSnapshot) keep(snap *Snapshot) {
+func (l *lentSnapshot) keep(snap *model.Snapshot) {
 	if l.snap != nil {
 		l.events, l.notes, l.warnings, l.missing = snap.Events, snap.Notes, snap.Warnings, snap.Missing
 	}
@@ -218,18 +219,18 @@ func (l *lentSnapshot) keep(snap *Snapshot) {
 
 // bondsFor returns an empty array with room for n bond samples: the
 // slot's own when it is large enough.
-func (l *lentSnapshot) bondsFor(n int) []BondSample {
+func (l *lentSnapshot) bondsFor(n int) []model.BondSample {
 	if cap(l.bonds) < n {
-		l.bonds = make([]BondSample, 0, n)
+		l.bonds = make([]model.BondSample, 0, n)
 	}
 	clear(l.bonds[:cap(l.bonds)])
 	return l.bonds[:0]
 }
 
 // slavesFor returns n zeroed slave samples.
-func (l *lentSnapshot) slavesFor(n int) []SlaveSample {
+func (l *lentSnapshot) slavesFor(n int) []model.SlaveSample {
 	if cap(l.slaves) < n {
-		l.slaves = make([]SlaveSample, n)
+		l.slaves = make([]model.SlaveSample, n)
 	}
 	all := l.slaves[:n]
 	clear(all)
@@ -253,9 +254,9 @@ func (l *lentSnapshot) sideRooms() []sideRoom {
 // predictions returns empty arrays with room for the snapshot's slaves'
 // predicted traffic and rates: the slot's own, or new ones for a
 // snapshot that is not filled again.
-func (l *lentSnapshot) predictions() ([]Predicted, []float64) {
+func (l *lentSnapshot) predictions() ([]model.Predicted, []float64) {
 	if n := l.nSlaves; cap(l.predicted) < n {
-		l.predicted, l.rates = make([]Predicted, 0, n), make([]float64, 0, n)
+		l.predicted, l.rates = make([]model.Predicted, 0, n), make([]float64, 0, n)
 	}
 	return l.predicted[:0], l.rates[:0]
 }

@@ -1,13 +1,17 @@
 package collector
 
-import "time"
+import (
+	"time"
+
+	"github.com/bondtop/bondtop/model"
+)
 
 // relayed fills the bonds of a Relay source's snapshot with what the
 // other bondtop measured: its rates (and the shares they make), its
 // findings and the data's age. The values are allocated here, not in
 // the snapshot's rooms: a relayed fleet is read every few seconds, not
 // at the dashboard's 100 ms.
-func relayed(snap *Snapshot, r Relay, now time.Time) {
+func relayed(snap *model.Snapshot, r Relay, now time.Time) {
 	for i := range snap.Bonds {
 		b := &snap.Bonds[i]
 		b.RxBps, b.TxBps = relayedRates(r, b.Name, "")

@@ -10,6 +10,7 @@ import (
 
 	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/collector/flowmeter"
+	"github.com/bondtop/bondtop/model"
 )
 
 // Interval limits: faster than 100 ms the counters' own update cadence in
@@ -39,7 +40,7 @@ type Options struct {
 	// Sinks receive every snapshot, on the sampling goroutine, before
 	// Sample returns it: the fan-out to a recorder or a metrics endpoint
 	// that should see every mode's snapshots. They must not block.
-	Sinks []func(*Snapshot)
+	Sinks []func(*model.Snapshot)
 	// Flows lists the host's sockets for each bond's flow table; when nil,
 	// the Source if it is a FlowReader (the demo).
 	Flows FlowReader
@@ -64,7 +65,7 @@ type Options struct {
 	Neighbors NeighborReader
 	// Analyze, when set, runs on every snapshot before it is recorded or
 	// handed out, and fills BondSample.Findings (diagnose.Window.Fill).
-	Analyze func(*Snapshot)
+	Analyze func(*model.Snapshot)
 	// Wake, when set, makes Run sample at once whenever it delivers (a
 	// /metrics scrape that wants fresh counters), without moving the
 	// ticker: the pace of the diagnosis and of everything else stays the
@@ -103,7 +104,7 @@ type Sampler struct {
 	// only for followed names.
 	prev    []bonding.Bond
 	last    []bonding.Bond
-	pending []Event
+	pending []model.Event
 	started bool
 	// interval is the pace in force (nanoseconds): a UI changes it from its
 	// own goroutine while Run ticks, so it is atomic, and intervalChanged
@@ -242,7 +243,7 @@ func joinNames(names []string) string {
 // Sample reads the source once and returns the Snapshot. The first call
 // checks that every requested bond exists (a *NotFoundError if not, unless
 // Options.StayUp); later calls report a vanished bond as an event instead.
-func (s *Sampler) Sample() (*Snapshot, error) {
+func (s *Sampler) Sample() (*model.Snapshot, error) {
 	r, err := s.read()
 	if err != nil {
 		return nil, err
@@ -261,7 +262,7 @@ func (s *Sampler) read() (Reading, error) {
 	return r, err
 }
 
-func (s *Sampler) sampleReading(r Reading) (*Snapshot, error) {
+func (s *Sampler) sampleReading(r Reading) (*model.Snapshot, error) {
 	now := s.opts.Clock()
 	if !s.started && !s.opts.StayUp {
 		for _, name := range s.opts.Bonds {
@@ -324,11 +325,11 @@ func (s *Sampler) sampleReading(r Reading) (*Snapshot, error) {
 
 // newSnapshot returns an empty Snapshot and where its arrays come from:
 // one handed back (Options.Recycle), else new ones.
-func (s *Sampler) newSnapshot() (*Snapshot, *lentSnapshot) {
+func (s *Sampler) newSnapshot() (*model.Snapshot, *lentSnapshot) {
 	if s.opts.Recycle {
 		return s.snaps.take()
 	}
-	return new(Snapshot), new(lentSnapshot)
+	return new(model.Snapshot), new(lentSnapshot)
 }
 
 // Release hands back a snapshot this Sampler made, once its consumer
@@ -336,7 +337,7 @@ func (s *Sampler) newSnapshot() (*Snapshot, *lentSnapshot) {
 // tick fills it again. It does nothing without Options.Recycle, or for a
 // snapshot made too long ago (it is then left to the garbage collector).
 // It may be called from any goroutine.
-func (s *Sampler) Release(snap *Snapshot) {
+func (s *Sampler) Release(snap *model.Snapshot) {
 	if s.opts.Recycle {
 		s.snaps.release(snap)
 	}
@@ -344,7 +345,7 @@ func (s *Sampler) Release(snap *Snapshot) {
 
 // compare appends to evs the events that turn the latest reading into r,
 // stamped at.
-func (s *Sampler) compare(evs []Event, at time.Time, r Reading) []Event {
+func (s *Sampler) compare(evs []model.Event, at time.Time, r Reading) []model.Event {
 	for i := range r.Bonds {
 		b := &r.Bonds[i]
 		if !s.follows(b.Name) {
@@ -353,13 +354,13 @@ func (s *Sampler) compare(evs []Event, at time.Time, r Reading) []Event {
 		if last := bondNamed(s.last, b.Name); last != nil {
 			evs = appendBondDiff(evs, at, last, b)
 		} else if s.started {
-			evs = append(evs, Event{Time: at, Bond: b.Name, Kind: EventBondAppeared, Message: b.Name + " appeared"})
+			evs = append(evs, model.Event{Time: at, Bond: b.Name, Kind: model.EventBondAppeared, Message: b.Name + " appeared"})
 		}
 	}
 	for i := range s.last {
 		name := s.last[i].Name
 		if s.follows(name) && r.Bond(name) == nil {
-			evs = append(evs, Event{Time: at, Bond: name, Kind: EventBondGone, Message: name + " is gone (deleted, or the bonding driver unloaded)"})
+			evs = append(evs, model.Event{Time: at, Bond: name, Kind: model.EventBondGone, Message: name + " is gone (deleted, or the bonding driver unloaded)"})
 		}
 	}
 	return evs
@@ -414,7 +415,7 @@ func (s *Sampler) follows(name string) bool {
 // sampleBonds turns the followed bonds of a reading into the snapshot's
 // BondSamples: one array for the bonds, one for all their slaves, and the
 // few of numbers for their traffic, whatever the number of bonds.
-func (s *Sampler) sampleBonds(snap *Snapshot, arrays *lentSnapshot, r Reading, span countersSpan) {
+func (s *Sampler) sampleBonds(snap *model.Snapshot, arrays *lentSnapshot, r Reading, span countersSpan) {
 	bonds, slaves, rooms := 0, 0, 0
 	for i := range r.Bonds {
 		if s.follows(r.Bonds[i].Name) {
@@ -435,7 +436,7 @@ func (s *Sampler) sampleBonds(snap *Snapshot, arrays *lentSnapshot, r Reading, s
 			continue
 		}
 		n := len(b.Slaves)
-		snap.Bonds = append(snap.Bonds, BondSample{})
+		snap.Bonds = append(snap.Bonds, model.BondSample{})
 		sampleBond(&snap.Bonds[len(snap.Bonds)-1], nums, s.prevBond(b.Name), b, all[:n:n], span)
 		all = all[n:]
 	}
@@ -477,7 +478,7 @@ func (sp countersSpan) between(prev, cur *bonding.Counters) float64 {
 
 // sampleBond fills bs, zero, with cur's sample, in place (a BondSample
 // is some 570 bytes), and slaves (as many as cur has).
-func sampleBond(bs *BondSample, nums *numbers, prev, cur *bonding.Bond, slaves []SlaveSample, span countersSpan) {
+func sampleBond(bs *model.BondSample, nums *numbers, prev, cur *bonding.Bond, slaves []model.SlaveSample, span countersSpan) {
 	bs.Bond = *cur
 	bs.Bond.Slaves = nil // BondSample.Slaves carries them, with traffic
 	var prevCounters *bonding.Counters
@@ -496,7 +497,7 @@ func sampleBond(bs *BondSample, nums *numbers, prev, cur *bonding.Bond, slaves [
 		}
 		// Filled in place: a SlaveSample is some 400 bytes.
 		ss := &bs.Slaves[i]
-		*ss = SlaveSample{}
+		*ss = model.SlaveSample{}
 		ss.Slave = *sl
 		if ps != nil {
 			ss.Traffic = traffic(nums, &ps.Counters, true, &sl.Counters, span.between(&ps.Counters, &sl.Counters))
@@ -530,7 +531,7 @@ const (
 // rates over a whole interval. Run returns nil when ctx ends, or the
 // source's error (the first reading failed, or the host became
 // unreadable).
-func (s *Sampler) Run(ctx context.Context, emit func(*Snapshot)) error {
+func (s *Sampler) Run(ctx context.Context, emit func(*model.Snapshot)) error {
 	return s.run(ctx, 0, false, emit)
 }
 
@@ -540,13 +541,13 @@ func (s *Sampler) Run(ctx context.Context, emit func(*Snapshot)) error {
 // Run does (and re-read while it settles), but its events, stamped when
 // they were read, go into the next snapshot, whose rates still cover the
 // whole interval.
-func (s *Sampler) Intervals(ctx context.Context, n int, emit func(*Snapshot)) error {
+func (s *Sampler) Intervals(ctx context.Context, n int, emit func(*model.Snapshot)) error {
 	return s.run(ctx, n, true, emit)
 }
 
 // run is the loop of Run (fold false: a change is a snapshot) and
 // Intervals (fold true: a change's events wait for the next tick).
-func (s *Sampler) run(ctx context.Context, n int, fold bool, emit func(*Snapshot)) error {
+func (s *Sampler) run(ctx context.Context, n int, fold bool, emit func(*model.Snapshot)) error {
 	var changes <-chan struct{}
 	if nt, ok := s.src.(Notifier); ok {
 		changes = nt.Changes()
@@ -631,7 +632,7 @@ const (
 
 // judgePace marks snap Behind when the ticks no longer keep the interval,
 // and warns once per interval asked for.
-func (s *Sampler) judgePace(snap *Snapshot, seconds float64) {
+func (s *Sampler) judgePace(snap *model.Snapshot, seconds float64) {
 	asked := s.Interval()
 	if seconds < lateFactor*asked.Seconds() {
 		s.pace.late, s.pace.achieved = 0, 0

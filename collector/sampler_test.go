@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/bonding"
+	"github.com/bondtop/bondtop/model"
 )
 
 // fakeClock advances by hand so rates are exact.
@@ -30,7 +31,7 @@ func newTestSampler(t *testing.T, tr *tree, bonds ...string) (*Sampler, *fakeClo
 	return NewSampler(src, Options{Interval: time.Second, Bonds: bonds, Clock: clk.Now}), clk
 }
 
-func mustSample(t *testing.T, s *Sampler) *Snapshot {
+func mustSample(t *testing.T, s *Sampler) *model.Snapshot {
 	t.Helper()
 	snap, err := s.Sample()
 	if err != nil {
@@ -106,18 +107,18 @@ func TestSamplerFailoverEvents(t *testing.T) {
 	tr.write("sys/class/net/bond0/bonding/active_slave", "eth1\n")
 	clk.Advance(time.Second)
 	snap := mustSample(t, s)
-	kinds := map[EventKind]Event{}
+	kinds := map[model.EventKind]model.Event{}
 	for _, e := range snap.Events {
 		kinds[e.Kind] = e
 	}
-	fo, ok := kinds[EventFailover]
+	fo, ok := kinds[model.EventFailover]
 	if !ok || fo.Old != "eth0" || fo.New != "eth1" || fo.Bond != "bond0" {
 		t.Fatalf("want failover eth0 -> eth1, got %+v", snap.Events)
 	}
-	if e, ok := kinds[EventLinkDown]; !ok || e.Slave != "eth0" {
+	if e, ok := kinds[model.EventLinkDown]; !ok || e.Slave != "eth0" {
 		t.Fatalf("want link_down of eth0, got %+v", snap.Events)
 	}
-	if e, ok := kinds[EventLinkFailure]; !ok || e.Old != "0" || e.New != "1" {
+	if e, ok := kinds[model.EventLinkFailure]; !ok || e.Old != "0" || e.New != "1" {
 		t.Fatalf("want link failure 0 -> 1, got %+v", snap.Events)
 	}
 	for _, e := range snap.Events {
@@ -141,7 +142,7 @@ func TestSamplerSlaveRemovedAndAdded(t *testing.T) {
 	if b := snap.Bond("bond0"); len(b.Slaves) != 1 {
 		t.Fatalf("slaves after release: %d", len(b.Slaves))
 	}
-	if len(snap.Events) != 1 || snap.Events[0].Kind != EventSlaveRemoved || snap.Events[0].Slave != "eth1" {
+	if len(snap.Events) != 1 || snap.Events[0].Kind != model.EventSlaveRemoved || snap.Events[0].Slave != "eth1" {
 		t.Fatalf("events %+v", snap.Events)
 	}
 	// Re-enslaved with counters reset by its driver.
@@ -154,7 +155,7 @@ func TestSamplerSlaveRemovedAndAdded(t *testing.T) {
 	if len(b.Slaves) != 2 || b.Slaves[1].Name != "eth1" || b.Slaves[1].TxBps != nil {
 		t.Fatalf("re-added slave must come back without a rate: %+v", b.Slaves)
 	}
-	if len(snap.Events) != 1 || snap.Events[0].Kind != EventSlaveAdded {
+	if len(snap.Events) != 1 || snap.Events[0].Kind != model.EventSlaveAdded {
 		t.Fatalf("events %+v", snap.Events)
 	}
 }
@@ -171,7 +172,7 @@ func TestSamplerBondGoneAndDriverGone(t *testing.T) {
 	if len(snap.Bonds) != 0 || len(snap.Missing) != 1 || snap.Missing[0] != "bond0" {
 		t.Fatalf("bonds %v missing %v", snap.Bonds, snap.Missing)
 	}
-	if len(snap.Events) != 1 || snap.Events[0].Kind != EventBondGone {
+	if len(snap.Events) != 1 || snap.Events[0].Kind != model.EventBondGone {
 		t.Fatalf("events %+v", snap.Events)
 	}
 	// The driver unloads too: still a snapshot, not an error.
@@ -409,14 +410,14 @@ func TestSamplerEventsBetweenTicks(t *testing.T) {
 		t.Fatalf("snapshot at %v over %v s, want the tick at %v over 1 s", snap.Time, snap.IntervalSeconds, t0.Add(time.Second))
 	}
 	approx(t, "eth1 tx over the whole interval", snap.Bond("bond0").Slaves[1].TxBps, 16e6)
-	kinds := map[EventKind]int{}
+	kinds := map[model.EventKind]int{}
 	for _, e := range snap.Events {
 		kinds[e.Kind]++
 		if !e.Time.Equal(changed) {
 			t.Errorf("%s at %v, want the time of the reading that saw it, %v", e.Kind, e.Time, changed)
 		}
 	}
-	if kinds[EventFailover] != 1 || kinds[EventLinkDown] != 1 || kinds[EventLinkFailure] != 1 {
+	if kinds[model.EventFailover] != 1 || kinds[model.EventLinkDown] != 1 || kinds[model.EventLinkFailure] != 1 {
 		t.Fatalf("want one failover, link_down and link_failure, got %+v", snap.Events)
 	}
 
@@ -432,7 +433,7 @@ func TestSamplerEventsBetweenTicks(t *testing.T) {
 	}
 	clk.Advance(600 * time.Millisecond)
 	snap = mustSample(t, s)
-	if len(snap.Events) != 1 || snap.Events[0].Kind != EventBondGone || !snap.Events[0].Time.Equal(gone) {
+	if len(snap.Events) != 1 || snap.Events[0].Kind != model.EventBondGone || !snap.Events[0].Time.Equal(gone) {
 		t.Fatalf("want one bond_gone at %v, got %+v", gone, snap.Events)
 	}
 	clk.Advance(time.Second)
@@ -466,10 +467,10 @@ func TestRunPrimedWaitsThenFollowsChanges(t *testing.T) {
 	if _, err := s.Sample(); err != nil {
 		t.Fatal(err)
 	}
-	snaps := make(chan *Snapshot, 16)
+	snaps := make(chan *model.Snapshot, 16)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx, func(snap *Snapshot) { snaps <- snap }) }()
+	go func() { done <- s.Run(ctx, func(snap *model.Snapshot) { snaps <- snap }) }()
 	defer func() {
 		cancel()
 		if err := <-done; err != nil {
@@ -486,7 +487,7 @@ func TestRunPrimedWaitsThenFollowsChanges(t *testing.T) {
 	tr.write("sys/class/net/bond0/bonding/active_slave", "eth1\n")
 	src.changes <- struct{}{}
 	snap := <-snaps
-	if !slices.ContainsFunc(snap.Events, func(e Event) bool { return e.Kind == EventFailover }) {
+	if !slices.ContainsFunc(snap.Events, func(e model.Event) bool { return e.Kind == model.EventFailover }) {
 		t.Fatalf("the notification's snapshot has no failover: %+v", snap.Events)
 	}
 
@@ -503,7 +504,7 @@ func TestRunPrimedWaitsThenFollowsChanges(t *testing.T) {
 	case <-time.After(3 * time.Second):
 		t.Fatal("no snapshot for the unannounced change before the tick")
 	}
-	if len(snap.Events) != 1 || snap.Events[0].Kind != EventLinkFailure || snap.Events[0].Time.Before(changed) {
+	if len(snap.Events) != 1 || snap.Events[0].Kind != model.EventLinkFailure || snap.Events[0].Time.Before(changed) {
 		t.Fatalf("want a link_failure read after %v, got %+v", changed, snap.Events)
 	}
 	t.Logf("unannounced change read %v after it happened", snap.Events[0].Time.Sub(changed))

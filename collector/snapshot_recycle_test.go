@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/collector/neighbors"
+	"github.com/bondtop/bondtop/model"
 )
 
 // TestSamplerFillsWhatIsHandedBack follows snapshots handed back to a
@@ -79,8 +80,8 @@ func TestCloneSharesNothingFilledAgain(t *testing.T) {
 	rt := tickingRoot(t, true)
 	clk := &fakeClock{now: time.Unix(1_000_000, 0)}
 	demo := NewSampler(NewDemoSource(clk.Now), Options{Interval: MinInterval, Clock: clk.Now, Recycle: true})
-	var last *Snapshot
-	demoTick := func() *Snapshot {
+	var last *model.Snapshot
+	demoTick := func() *model.Snapshot {
 		clk.Advance(MinInterval)
 		demo.Release(last)
 		var err error
@@ -91,7 +92,7 @@ func TestCloneSharesNothingFilledAgain(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name string
-		tick func() *Snapshot
+		tick func() *model.Snapshot
 	}{{"root", rt.sample}, {"demo", demoTick}} {
 		snap := c.tick()
 		b := &snap.Bonds[0]
@@ -117,11 +118,11 @@ func TestCloneSharesNothingFilledAgain(t *testing.T) {
 // filledAgain are the structs a recycled snapshot holds in rooms of its
 // own, besides numbers: a clone must have its own.
 var filledAgain = map[reflect.Type]bool{
-	reflect.TypeFor[ErrorCounts]():        true,
-	reflect.TypeFor[SwitchSide]():         true,
+	reflect.TypeFor[model.ErrorCounts]():  true,
+	reflect.TypeFor[model.SwitchSide]():   true,
 	reflect.TypeFor[neighbors.Neighbor](): true,
-	reflect.TypeFor[LACPDUSample]():       true,
-	reflect.TypeFor[Predicted]():          true,
+	reflect.TypeFor[model.LACPDUSample](): true,
+	reflect.TypeFor[model.Predicted]():    true,
 }
 
 // sharedRooms fails for every pointer to a number, or to a struct of
@@ -140,7 +141,7 @@ func sharedRooms(t *testing.T, c, orig reflect.Value, path string) {
 			}
 		}
 	case reflect.Slice:
-		if c.Len() > 0 && c.Pointer() == orig.Pointer() && c.Type().Elem() == reflect.TypeFor[SlaveSample]() {
+		if c.Len() > 0 && c.Pointer() == orig.Pointer() && c.Type().Elem() == reflect.TypeFor[model.SlaveSample]() {
 			t.Errorf("%s: the clone shares the array", path)
 		}
 		if c.Type().Elem().Kind() == reflect.Struct {
@@ -178,10 +179,10 @@ func TestRecycledSnapshotsAcrossGoroutines(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	snaps := make(chan *Snapshot, 4)
+	snaps := make(chan *model.Snapshot, 4)
 	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx, func(snap *Snapshot) { snaps <- snap }) }()
-	seen := map[*Snapshot]int{}
+	go func() { done <- s.Run(ctx, func(snap *model.Snapshot) { snaps <- snap }) }()
+	seen := map[*model.Snapshot]int{}
 	for range 15 {
 		snap := <-snaps
 		if _, err := json.Marshal(snap); err != nil {
@@ -208,7 +209,7 @@ func TestRecycledSnapshotsReadAsNew(t *testing.T) {
 	clk := &fakeClock{now: time.Unix(1_000_000, 0)}
 	fresh := NewSampler(NewDemoSource(clk.Now), Options{Interval: MinInterval, Clock: clk.Now})
 	again := NewSampler(NewDemoSource(clk.Now), Options{Interval: MinInterval, Clock: clk.Now, Recycle: true})
-	var last *Snapshot
+	var last *model.Snapshot
 	for i := range 40 {
 		clk.Advance(MinInterval)
 		want, err := fresh.Sample()

@@ -7,6 +7,7 @@ import (
 	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/collector/flowmeter"
 	"github.com/bondtop/bondtop/collector/neighbors"
+	"github.com/bondtop/bondtop/model"
 )
 
 // ErrNoBonding means the host has no bonding driver loaded (no
@@ -38,6 +39,15 @@ type Reading struct {
 	// bond's, after the kernel's) carry their own age instead
 	// (bonding.Counters.Age).
 	CountersAge time.Duration
+}
+
+// FlowReading is what a FlowReader saw at one instant.
+type FlowReading struct {
+	Sockets []model.Socket
+	// Kernel is the version the transmit hash is computed for.
+	Kernel bonding.KernelVersion
+	// Warnings say what could not be read (a dump, a route lookup).
+	Warnings []string
 }
 
 // Bond returns the bond called name, or nil.
@@ -159,12 +169,12 @@ type PhysicalReader interface {
 	// Physical reads what the driver reports; nil when nothing.
 	// needRoot is set when the module EEPROM could not be read for
 	// want of CAP_NET_ADMIN.
-	Physical(slave string) (p *Physical, needRoot bool)
+	Physical(slave string) (p *model.Physical, needRoot bool)
 }
 
 // HostReader is implemented by sources that can read host settings.
 type HostReader interface {
-	ReadHost() Host
+	ReadHost() model.Host
 }
 
 // ConfigReader is implemented by sources whose host has configuration
@@ -172,7 +182,7 @@ type HostReader interface {
 type ConfigReader interface {
 	// ReadConfig reads the configuration and the running settings of
 	// the named bonds (and their slaves).
-	ReadConfig(bonds []bonding.Bond) *HostConfig
+	ReadConfig(bonds []bonding.Bond) *model.HostConfig
 }
 
 // Relay is implemented by sources that pass on what another bondtop
@@ -191,7 +201,7 @@ type Relay interface {
 	// Findings are the bond's findings as the other bondtop made them;
 	// nil for none. The Sampler copies the slice header, not the
 	// findings: the source must not change a slice it handed out.
-	Findings(bond string) []Finding
+	Findings(bond string) []model.Finding
 	// DataAge is how old the bond's data was at now (the time since the
 	// scrape it comes from); ok false when unknown.
 	DataAge(bond string, now time.Time) (age time.Duration, ok bool)

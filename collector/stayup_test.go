@@ -2,6 +2,7 @@ package collector
 
 import (
 	"errors"
+	"github.com/bondtop/bondtop/model"
 	"os"
 	"path/filepath"
 	"slices"
@@ -24,7 +25,7 @@ func TestStayUpFirstRead(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(withBond, "proc/net/bonding/bond0"), capture, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	sample := func(dir string, o Options) (*Snapshot, error) {
+	sample := func(dir string, o Options) (*model.Snapshot, error) {
 		src, err := NewRootSource(dir)
 		if err != nil {
 			t.Fatal(err)

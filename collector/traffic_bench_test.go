@@ -9,6 +9,7 @@ import (
 
 	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/collector/flowmeter"
+	"github.com/bondtop/bondtop/model"
 )
 
 // manyMeterFlows is n flows spread over benchBond's slaves, both
@@ -70,8 +71,8 @@ func benchMeasured(b *testing.B, n int, shuffled bool) {
 	m := &benchMeter{flows: manyMeterFlows(n), at: time.Unix(0, 0), shuffled: shuffled, rng: rand.New(rand.NewPCG(1, 2))}
 	tr := newMeterTracker(m)
 	bond := benchBond()
-	snap := &Snapshot{Bonds: []BondSample{{Bond: bond}}}
-	snap.Bonds[0].Slaves = make([]SlaveSample, 4)
+	snap := &model.Snapshot{Bonds: []model.BondSample{{Bond: bond}}}
+	snap.Bonds[0].Slaves = make([]model.SlaveSample, 4)
 	for i := range bond.Slaves {
 		snap.Bonds[0].Slaves[i].Slave = bond.Slaves[i]
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/collector/flowmeter"
+	"github.com/bondtop/bondtop/model"
 )
 
 // The flow meter stands in here for the kernel: the real meter is tested on
@@ -221,9 +222,9 @@ func TestMeasuredLocalSocketsAndNewFlows(t *testing.T) {
 	src := &bondSource{bond: xorBond("eth0", "eth1")}
 	m := &fakeMeter{}
 	clk := &fakeClock{now: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)}
-	sock := Socket{ID: 1, Proto: bonding.ProtoUDP, Local: netip.MustParseAddrPort("10.0.0.1:40000"), Remote: netip.MustParseAddrPort("10.0.0.2:53"),
-		Path: Path{Dev: "bond0", Bond: "bond0", SrcMAC: hostMAC, DstMAC: peerMAC, HaveDstMAC: true}}
-	s := NewSampler(src, Options{Clock: clk.Now, Meter: m, Flows: &staticFlows{sockets: []Socket{sock}}})
+	sock := model.Socket{ID: 1, Proto: bonding.ProtoUDP, Local: netip.MustParseAddrPort("10.0.0.1:40000"), Remote: netip.MustParseAddrPort("10.0.0.2:53"),
+		Path: model.Path{Dev: "bond0", Bond: "bond0", SrcMAC: hostMAC, DstMAC: peerMAC, HaveDstMAC: true}}
+	s := NewSampler(src, Options{Clock: clk.Now, Meter: m, Flows: &staticFlows{sockets: []model.Socket{sock}}})
 	m.reading = flowmeter.Reading{Time: clk.now, Source: flowmeter.SourceSampled, SampleRate: 100}
 	mustSample(t, s)
 
@@ -335,7 +336,7 @@ func TestMeasuredSocketsOnlyAndJSON(t *testing.T) {
 		t.Fatalf("arp flow JSON %v", a)
 	}
 	// A recording reads back to the same JSON.
-	var back MeasuredTraffic
+	var back model.MeasuredTraffic
 	if err := json.Unmarshal(out, &back); err != nil {
 		t.Fatal(err)
 	}
@@ -346,7 +347,7 @@ func TestMeasuredSocketsOnlyAndJSON(t *testing.T) {
 	if string(again) != string(out) {
 		t.Fatalf("round trip:\n%s\n%s", out, again)
 	}
-	if top := (&MeasuredTraffic{Flows: make([]MeasuredFlow, 5)}).Top(2); len(top.Flows) != 2 {
+	if top := (&model.MeasuredTraffic{Flows: make([]model.MeasuredFlow, 5)}).Top(2); len(top.Flows) != 2 {
 		t.Fatalf("Top(2) kept %d flows", len(top.Flows))
 	}
 }
@@ -357,7 +358,7 @@ func TestMeasuredSocketsOnlyAndJSON(t *testing.T) {
 func TestDemoMeter(t *testing.T) {
 	clk := &fakeClock{now: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)}
 	s := NewSampler(NewDemoSource(clk.Now), Options{Interval: time.Second, Clock: clk.Now})
-	var mt *MeasuredTraffic
+	var mt *model.MeasuredTraffic
 	for range 5 {
 		mt = mustSample(t, s).Bond("bond0").Measured
 		clk.Advance(time.Second)
@@ -534,7 +535,7 @@ func TestMeterReadOncePerSecond(t *testing.T) {
 	f := udpFlow("eth0", flowmeter.Tx, 40000, 0)
 	f.Slave = hashedSlave(t, f, "eth0", "eth1")
 	f.Ifindex = 10 + int(f.Slave[3]-'0')
-	tick := func(d time.Duration) *MeasuredTraffic {
+	tick := func(d time.Duration) *model.MeasuredTraffic {
 		t.Helper()
 		clk.Advance(d)
 		f.Bytes += 1000 // 1000 bytes a tick

@@ -2,6 +2,7 @@ package collector
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"net"
 	"net/netip"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/collector/flowmeter"
+	"github.com/bondtop/bondtop/model"
 )
 
 // IfindexResolver is implemented by a Meter that knows its interfaces'
@@ -54,7 +56,7 @@ type meterTracker struct {
 	local map[string]localSockets
 	// last is each bond's traffic of the last good reading, shown again
 	// while the meter cannot be read.
-	last map[string]*MeasuredTraffic
+	last map[string]*model.MeasuredTraffic
 
 	// Scratch of one sample, reused: the slaves' names and their sorted
 	// key (sync), each slave's bond and each bond's flows (attach), the
@@ -127,12 +129,12 @@ type sockKey struct {
 }
 
 type localSockets struct {
-	table *FlowTable
+	table *model.FlowTable
 	set   map[sockKey]struct{}
 }
 
 func newMeterTracker(m flowmeter.Meter) *meterTracker {
-	t := &meterTracker{meter: m, ifindex: hostIfindex, local: map[string]localSockets{}, last: map[string]*MeasuredTraffic{}}
+	t := &meterTracker{meter: m, ifindex: hostIfindex, local: map[string]localSockets{}, last: map[string]*model.MeasuredTraffic{}}
 	if r, ok := m.(IfindexResolver); ok {
 		t.ifindex = r.Ifindex
 	}
@@ -151,7 +153,7 @@ func hostIfindex(name string) (int, error) {
 // changed since the last call. What went wrong (a slave without an
 // index, an attach that failed) is tried again at the next sample, and
 // returned once.
-func (t *meterTracker) sync(bonds []BondSample) []string {
+func (t *meterTracker) sync(bonds []model.BondSample) []string {
 	names := t.nameBuf[:0]
 	for i := range bonds {
 		for j := range bonds[i].Slaves {
@@ -222,7 +224,7 @@ const DashboardMeterEvery = time.Second
 // calls it at once after the source's read, so the counters and the
 // flows cover the same interval (the socket dump in between takes
 // milliseconds).
-func (t *meterTracker) read(now time.Time, snap *Snapshot, bonds []bonding.Bond, every, interval time.Duration) (mr meterRead, fresh bool) {
+func (t *meterTracker) read(now time.Time, snap *model.Snapshot, bonds []bonding.Bond, every, interval time.Duration) (mr meterRead, fresh bool) {
 	snap.Warnings = append(snap.Warnings, t.sync(snap.Bonds)...)
 	if every > 0 {
 		state := append(t.stateBuf[:0], t.synced...)
@@ -250,7 +252,7 @@ func dueEvery(last, now time.Time, every, interval time.Duration) bool {
 }
 
 // showLast gives every bond of snap the traffic of the last good read.
-func (t *meterTracker) showLast(snap *Snapshot) {
+func (t *meterTracker) showLast(snap *model.Snapshot) {
 	for i := range snap.Bonds {
 		snap.Bonds[i].Measured = t.last[snap.Bonds[i].Name]
 	}
@@ -259,7 +261,7 @@ func (t *meterTracker) showLast(snap *Snapshot) {
 // attach gives every bond of snap its measured traffic from mr; bonds are
 // the source's readings (for the predictions), k the kernel the hash is
 // computed for.
-func (t *meterTracker) attach(now time.Time, snap *Snapshot, bonds []bonding.Bond, k bonding.KernelVersion, mr meterRead) {
+func (t *meterTracker) attach(now time.Time, snap *model.Snapshot, bonds []bonding.Bond, k bonding.KernelVersion, mr meterRead) {
 	r, err := mr.r, mr.err
 	if err != nil {
 		if msg := "flow meter: " + err.Error(); msg != t.lastErr {
@@ -413,12 +415,12 @@ func delta(prev flowCount, had bool, cur flowCount, firstSeen, prevAt time.Time)
 
 // measure builds one bond's MeasuredTraffic from the flows of r at idx;
 // prevOf gives each flow of r its place in t.prev.
-func (t *meterTracker) measure(bs *BondSample, b *bonding.Bond, k bonding.KernelVersion, r *flowmeter.Reading, prevOf, idx []int32, at time.Time, seconds float64) *MeasuredTraffic {
-	mt := &MeasuredTraffic{
+func (t *meterTracker) measure(bs *model.BondSample, b *bonding.Bond, k bonding.KernelVersion, r *flowmeter.Reading, prevOf, idx []int32, at time.Time, seconds float64) *model.MeasuredTraffic {
+	mt := &model.MeasuredTraffic{
 		Source: string(r.Source), SampleRate: max(r.SampleRate, 1), Time: at, Seconds: seconds,
 		MapEntries: r.MapEntries, MapSize: r.MapSize, Kernel: k,
-		Flows:  make([]MeasuredFlow, len(idx)),
-		Slaves: make([]MeasuredSlave, len(b.Slaves)),
+		Flows:  make([]model.MeasuredFlow, len(idx)),
+		Slaves: make([]model.MeasuredSlave, len(b.Slaves)),
 	}
 	slaveIdx := make(map[string]int, len(b.Slaves))
 	for i := range b.Slaves {
@@ -475,7 +477,7 @@ func (t *meterTracker) measure(bs *BondSample, b *bonding.Bond, k bonding.Kernel
 		f.Forwarded = !f.Local && (f.IsTx() && f.IngressIfindex != 0 || !f.IsTx() && fwdMACs[f.DstMAC])
 		s := &mt.Slaves[slaveIdx[f.Slave]]
 		if !f.IsTx() {
-			f.Predicted = rxChoice
+			f.Predicted = model.RxChoice
 			s.RxFlows++
 			s.RxBps += f.Bps
 			continue
@@ -571,11 +573,8 @@ func perSlave(f *flowmeter.Flow, arpMonitor bool) bool {
 var tlbRewriteChoice = bonding.Choice{Outcome: bonding.Unpredictable, Index: -1,
 	Reason: "balance-tlb rewrites the source MAC to the slave's own after hashing, and the policy hashes the original"}
 
-// rxChoice is the prediction of every received flow: none of ours.
-var rxChoice = bonding.Choice{Outcome: bonding.Unpredictable, Index: -1, Reason: "the switch (the link partner) picks the slave a frame arrives on"}
-
 // localSet is the socket set of the bond's flow table, cached per table.
-func (t *meterTracker) localSet(bs *BondSample) map[sockKey]struct{} {
+func (t *meterTracker) localSet(bs *model.BondSample) map[sockKey]struct{} {
 	tab := bs.Flows
 	if tab == nil {
 		return nil
@@ -625,12 +624,12 @@ func runningKernel() bonding.KernelVersion {
 // measure gives every bond of snap its measured traffic: the meter's
 // flows (mr, read by readMeter), or "sockets" and why when there is no
 // meter but a reason was given.
-func (s *Sampler) measure(now time.Time, snap *Snapshot, bonds []bonding.Bond, mr meterRead, fresh bool) {
+func (s *Sampler) measure(now time.Time, snap *model.Snapshot, bonds []bonding.Bond, mr meterRead, fresh bool) {
 	if s.meter == nil {
 		if s.opts.MeterWhy == "" {
 			return
 		}
-		why := &MeasuredTraffic{Source: SourceSockets, Why: s.opts.MeterWhy}
+		why := &model.MeasuredTraffic{Source: model.SourceSockets, Why: s.opts.MeterWhy}
 		for i := range snap.Bonds {
 			snap.Bonds[i].Measured = why
 		}
@@ -653,4 +652,71 @@ func (s *Sampler) hashKernel() bonding.KernelVersion {
 		s.kernel = new(runningKernel())
 	}
 	return *s.kernel
+}
+
+// rankEntry is a flow of a reading (index i) with its rate and bytes:
+// what the ranking sorts, 24 bytes where a flow is a few hundred, so
+// comparisons rarely reach into the flows themselves.
+type rankEntry struct {
+	bps   float64
+	bytes uint64
+	i     int32
+}
+
+// rankFlows orders entries by bit rate, highest first; ties (idle flows,
+// the first reading) by bytes, then by key, so the order is stable from
+// one reading to the next.
+func rankFlows(entries []rankEntry, flows []flowmeter.Flow) {
+	slices.SortFunc(entries, func(a, b rankEntry) int {
+		if a.bps != b.bps {
+			if a.bps > b.bps {
+				return -1
+			}
+			return 1
+		}
+		if a.bytes != b.bytes {
+			if a.bytes > b.bytes {
+				return -1
+			}
+			return 1
+		}
+		return compareKeys(&flows[a.i].Key, &flows[b.i].Key)
+	})
+}
+
+func compareKeys(a, b *flowmeter.Key) int {
+	if c := cmp.Compare(a.Ifindex, b.Ifindex); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.Direction, b.Direction); c != 0 {
+		return c
+	}
+	if c := a.Src.Compare(b.Src); c != 0 {
+		return c
+	}
+	if c := a.Dst.Compare(b.Dst); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.SrcPort, b.SrcPort); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.DstPort, b.DstPort); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.Proto, b.Proto); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.EtherType, b.EtherType); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.VLAN, b.VLAN); c != 0 {
+		return c
+	}
+	switch {
+	case a.Fragment == b.Fragment:
+		return 0
+	case a.Fragment:
+		return 1
+	}
+	return -1
 }

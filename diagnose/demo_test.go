@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/model"
 )
 
 // fakeClock is a clock tests move by hand.
@@ -41,7 +42,7 @@ func TestDemoTimeline(t *testing.T) {
 	clk := &fakeClock{t: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)}
 	src := collector.NewDemoSource(clk.now)
 	s := collector.NewSampler(src, collector.Options{Clock: clk.now, Analyze: NewWindow(0).Fill})
-	at := map[int]*collector.Snapshot{}
+	at := map[int]*model.Snapshot{}
 	for sec := 0; sec <= 115; sec++ {
 		snap, err := s.Sample()
 		if err != nil {
@@ -131,7 +132,7 @@ func TestDemoTimeline(t *testing.T) {
 func TestDemoFlowTable(t *testing.T) {
 	clk := &fakeClock{t: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)}
 	s := collector.NewSampler(collector.NewDemoSource(clk.now), collector.Options{Clock: clk.now})
-	var snap *collector.Snapshot
+	var snap *model.Snapshot
 	for range 5 {
 		var err error
 		if snap, err = s.Sample(); err != nil {

@@ -7,18 +7,18 @@ import (
 	"strings"
 
 	"github.com/bondtop/bondtop/bonding"
-	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/model"
 )
 
 // Finding is collector.Finding: the type lives in collector so snapshots
 // can carry findings without collector importing this package.
-type Finding = collector.Finding
+type Finding = model.Finding
 
 // The severities, as collector defines them.
 const (
-	Info     = collector.SeverityInfo
-	Warning  = collector.SeverityWarning
-	Critical = collector.SeverityCritical
+	Info     = model.SeverityInfo
+	Warning  = model.SeverityWarning
+	Critical = model.SeverityCritical
 )
 
 // The finding IDs. They are stable: scripts and the dashboard key on them.
@@ -71,30 +71,30 @@ const (
 
 // keepChange adds e to a bond's kept identity changes when it is one,
 // replacing the older change of its kind.
-func keepChange(kept []collector.Event, e collector.Event) []collector.Event {
-	if e.Kind != collector.EventBondMAC && e.Kind != collector.EventLACPSystem {
+func keepChange(kept []model.Event, e model.Event) []model.Event {
+	if e.Kind != model.EventBondMAC && e.Kind != model.EventLACPSystem {
 		return kept
 	}
-	kept = slices.DeleteFunc(kept, func(k collector.Event) bool { return k.Kind == e.Kind })
+	kept = slices.DeleteFunc(kept, func(k model.Event) bool { return k.Kind == e.Kind })
 	return append(kept, e)
 }
 
 // view is one bond now, and over the window (win: its running sums and
 // what the oldest sample knew).
 type view struct {
-	now    *collector.BondSample
-	host   *collector.Host
+	now    *model.BondSample
+	host   *model.Host
 	usable []string
 	whatIf *WhatIfTable
 	// config is the host's configuration and running settings (nil
 	// without); changes the bond's identity changes in the run.
-	config  *collector.HostConfig
-	changes []collector.Event
+	config  *model.HostConfig
+	changes []model.Event
 	mix     *txMix // nil without flows
 	win     *bondWindow
 }
 
-func newView(bw *bondWindow, snap *collector.Snapshot, b *collector.BondSample) *view {
+func newView(bw *bondWindow, snap *model.Snapshot, b *model.BondSample) *view {
 	v := &view{}
 	v.reset(bw, snap, b)
 	return v
@@ -102,7 +102,7 @@ func newView(bw *bondWindow, snap *collector.Snapshot, b *collector.BondSample) 
 
 // reset makes v the view of b, forgetting the bond it viewed before (the
 // Window reuses one view for every analysis).
-func (v *view) reset(bw *bondWindow, snap *collector.Snapshot, b *collector.BondSample) {
+func (v *view) reset(bw *bondWindow, snap *model.Snapshot, b *model.BondSample) {
 	*v = view{now: b, usable: bw.usable, win: bw}
 	if snap != nil {
 		v.host = snap.Host
@@ -188,7 +188,7 @@ func str(p *string) string {
 
 // slaveOf finds a slave of a sample by name (BondSample.Slaves: the
 // embedded bonding.Bond's list is empty in samples).
-func slaveOf(b *collector.BondSample, name string) *collector.SlaveSample {
+func slaveOf(b *model.BondSample, name string) *model.SlaveSample {
 	for i := range b.Slaves {
 		if b.Slaves[i].Name == name {
 			return &b.Slaves[i]
@@ -199,7 +199,7 @@ func slaveOf(b *collector.BondSample, name string) *collector.SlaveSample {
 
 // BondOf rebuilds the bonding.Bond of a sample, slaves included (a
 // sample keeps them in BondSample.Slaves only).
-func BondOf(b *collector.BondSample) *bonding.Bond {
+func BondOf(b *model.BondSample) *bonding.Bond {
 	bond := b.Bond
 	bond.Slaves = make([]bonding.Slave, len(b.Slaves))
 	for i := range b.Slaves {

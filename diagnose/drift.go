@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/bondtop/bondtop/bonding"
-	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/intent"
+	"github.com/bondtop/bondtop/model"
 )
 
 // kernelDefaults are the values a bond made from nothing but its file's
@@ -392,7 +392,7 @@ func orNone(s string) string {
 }
 
 // runningConfig returns the bond's sysfs reading, nil when not read.
-func (v *view) runningConfig() *collector.RunningConfig {
+func (v *view) runningConfig() *model.RunningConfig {
 	if v.config == nil {
 		return nil
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/bondtop/bondtop/bonding"
-	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/model"
 )
 
 // failover: settings that look fine while every link is up and fail the
@@ -183,11 +183,11 @@ func (v *view) identityChanges() []Finding {
 	var out []Finding
 	for _, e := range v.changes {
 		switch e.Kind {
-		case collector.EventBondMAC:
+		case model.EventBondMAC:
 			out = append(out, Finding{ID: IDBondMACChanged, Severity: Warning, Slaves: []string{},
 				Message: fmt.Sprintf("the bond's MAC changed at %s: %s -> %s", e.Time.Format("15:04:05"), e.Old, e.New),
 				Detail:  "A running bond's MAC changes when something re-creates or re-derives it (a network manager restart taking the MAC of another first slave, a script): neighbours keep the old MAC in their ARP caches until a gratuitous ARP reaches them, and in 802.3ad the LACP system MAC changes with it. Pin the MAC in the configuration (netplan macaddress, NetworkManager cloned-mac-address, networkd MACAddress=, ifcfg MACADDR=, ifupdown hwaddress)."})
-		case collector.EventLACPSystem:
+		case model.EventLACPSystem:
 			out = append(out, Finding{ID: IDLACPSystemChanged, Severity: Warning, Slaves: []string{},
 				Message: fmt.Sprintf("the LACP system MAC changed at %s: %s -> %s", e.Time.Format("15:04:05"), e.Old, e.New),
 				Detail:  "The switch identifies the bond by its LACP system MAC: a new one is a new partner, so every port leaves the port-channel and renegotiates (traffic stops for seconds, some switches err-disable the ports). It follows the bond's MAC unless ad_actor_system is set: pin the bond's MAC in the configuration, or set ad_actor_system."})

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/model"
 )
 
 // labTree copies testdata/lab/NAME (a real kernel's procfs and sysfs)
@@ -270,13 +271,13 @@ func treeFindings(t *testing.T, dir string) []Finding {
 func TestIdentityChanges(t *testing.T) {
 	for _, tc := range []struct {
 		id     string
-		kind   collector.EventKind
+		kind   model.EventKind
 		change func(t *testing.T, dir string)
 	}{
-		{IDBondMACChanged, collector.EventBondMAC, func(t *testing.T, dir string) {
+		{IDBondMACChanged, model.EventBondMAC, func(t *testing.T, dir string) {
 			write(t, dir, "sys/class/net/bond0/address", "02:00:00:00:00:99\n")
 		}},
-		{IDLACPSystemChanged, collector.EventLACPSystem, func(t *testing.T, dir string) {
+		{IDLACPSystemChanged, model.EventLACPSystem, func(t *testing.T, dir string) {
 			editProc(t, dir, "System MAC address: ba:2f:79:00:71:94", "System MAC address: 02:00:00:00:00:99")
 		}},
 	} {
@@ -288,8 +289,8 @@ func TestIdentityChanges(t *testing.T) {
 				t.Fatal(err)
 			}
 			s := collector.NewSampler(src, collector.Options{Analyze: NewWindow(10 * time.Second).Fill, Clock: func() time.Time { return now }})
-			var events []collector.Event
-			var last *collector.Snapshot
+			var events []model.Event
+			var last *model.Snapshot
 			for i := range 30 {
 				if i == 3 && changed {
 					tc.change(t, dir)
@@ -302,7 +303,7 @@ func TestIdentityChanges(t *testing.T) {
 				events = append(events, snap.Events...)
 				last = snap
 			}
-			var kinds []collector.EventKind
+			var kinds []model.EventKind
 			for _, e := range events {
 				kinds = append(kinds, e.Kind)
 			}
@@ -340,7 +341,7 @@ func TestConfigUnknownUnreadable(t *testing.T) {
 		cfg.Intent.Notes = notes
 		s := *snap
 		s.Config = &cfg
-		f := find(Analyze([]*collector.Snapshot{&s})["bond0"], IDConfigUnknown)
+		f := find(Analyze([]*model.Snapshot{&s})["bond0"], IDConfigUnknown)
 		switch {
 		case f == nil:
 			t.Fatalf("notes %q: no %s", notes, IDConfigUnknown)

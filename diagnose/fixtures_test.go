@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/model"
 )
 
 // TestFixtures runs the analyzer on a tree per captured
@@ -64,7 +65,7 @@ func TestFixtures(t *testing.T) {
 
 // fixtureSnapshot samples a tree holding file as bond0's procfs, with
 // extra files written relative to the tree's root.
-func fixtureSnapshot(t *testing.T, file string, extra map[string]string) *collector.Snapshot {
+func fixtureSnapshot(t *testing.T, file string, extra map[string]string) *model.Snapshot {
 	t.Helper()
 	proc, err := os.ReadFile(file)
 	if err != nil {
@@ -103,7 +104,7 @@ func TestRoundRobinReordering(t *testing.T) {
 	const fixture = "../bonding/testdata/proc/balancerr-6.15rc1-miimon0.txt"
 	for _, c := range []struct {
 		value string
-		sev   collector.Severity
+		sev   model.Severity
 		text  string
 	}{
 		{"3\n", Warning, "net.ipv4.tcp_reordering = 3 (the default)"},

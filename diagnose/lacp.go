@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/bondtop/bondtop/bonding"
-	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/model"
 )
 
 const zeroMAC = "00:00:00:00:00:00"
@@ -64,7 +64,7 @@ func (v *view) lacp() []Finding {
 	// partner only when they hear more than one: one partner, the healthy
 	// case judged every second, costs no allocation.
 	missing := map[string]bool{}
-	partnerOf := func(s *collector.SlaveSample) (string, bool) {
+	partnerOf := func(s *model.SlaveSample) (string, bool) {
 		if !up[s.Name] || s.Partner == nil || s.Partner.SystemMAC == nil {
 			return "", false
 		}
@@ -204,13 +204,13 @@ func (v *view) lacp() []Finding {
 
 func (v *view) keyMismatch(up, missing map[string]bool) (Finding, bool) {
 	b := v.now
-	actorKey := func(s *collector.SlaveSample) (int, bool) {
+	actorKey := func(s *model.SlaveSample) (int, bool) {
 		if !up[s.Name] || s.Actor == nil || s.Actor.Key == nil {
 			return 0, false
 		}
 		return *s.Actor.Key, true
 	}
-	partnerKey := func(s *collector.SlaveSample) (int, bool) {
+	partnerKey := func(s *model.SlaveSample) (int, bool) {
 		if !up[s.Name] || missing[s.Name] || s.Partner == nil || s.Partner.Key == nil || *s.Partner.Key == 0 {
 			return 0, false
 		}
@@ -257,7 +257,7 @@ func (v *view) keyMismatch(up, missing map[string]bool) (Finding, bool) {
 }
 
 // keysDiffer reports whether the slaves with a key (ok) have more than one.
-func keysDiffer(b *collector.BondSample, key func(*collector.SlaveSample) (int, bool)) bool {
+func keysDiffer(b *model.BondSample, key func(*model.SlaveSample) (int, bool)) bool {
 	first, seen := 0, false
 	for i := range b.Slaves {
 		k, ok := key(&b.Slaves[i])

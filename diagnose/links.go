@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"github.com/bondtop/bondtop/bonding"
-	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/internal/units"
+	"github.com/bondtop/bondtop/model"
 )
 
 // links: slaves down or flapping, and slaves that differ in speed, duplex
@@ -61,10 +61,10 @@ func (v *view) links() []Finding {
 	// Differences between the slaves with link. The groups of slaves by
 	// speed and by MTU are built only when the values differ: a healthy
 	// bond, judged every second, allocates nothing here.
-	speed := func(s *collector.SlaveSample) (int, bool) {
+	speed := func(s *model.SlaveSample) (int, bool) {
 		return deref(s.SpeedMbps)
 	}
-	mtu := func(s *collector.SlaveSample) (int, bool) {
+	mtu := func(s *model.SlaveSample) (int, bool) {
 		return deref(s.MTU)
 	}
 	speeds := groupsIfDiffer(b, down, speed, func(k int) bool { return k > 0 }, nil)
@@ -183,7 +183,7 @@ func val(p *uint64) uint64 {
 // (kept when counts), the bond's own value too when other is known and
 // some slave has a value: nil when all those values are one, which is
 // what a healthy bond shows and then costs no allocation.
-func groupsIfDiffer(b *collector.BondSample, down map[string]bool, value func(*collector.SlaveSample) (int, bool), counts func(int) bool, other *int) map[int][]string {
+func groupsIfDiffer(b *model.BondSample, down map[string]bool, value func(*model.SlaveSample) (int, bool), counts func(int) bool, other *int) map[int][]string {
 	first, seen, differ := 0, false, false
 	for i := range b.Slaves {
 		s := &b.Slaves[i]

@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/bondtop/bondtop/bonding"
-	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/internal/units"
+	"github.com/bondtop/bondtop/model"
 )
 
 // Findings from the flow meter: the live hash check (does every tx flow
@@ -73,7 +73,7 @@ func (v *view) steadySlaves() bool {
 }
 
 // flowName is a flow's ends as ss prints them.
-func flowName(f *collector.MeasuredFlow) string {
+func flowName(f *model.MeasuredFlow) string {
 	if !f.Src.IsValid() {
 		return fmt.Sprintf("%s %s -> %s", f.ProtoName(), macString(f.SrcMAC), macString(f.DstMAC))
 	}

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/bondtop/bondtop/bonding"
-	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/collector/flowmeter"
+	"github.com/bondtop/bondtop/model"
 )
 
 var k612 = bonding.KernelVersion{Major: 6, Minor: 12}
@@ -16,8 +16,8 @@ var k612 = bonding.KernelVersion{Major: 6, Minor: 12}
 // meteredFlow is a TCP flow as the meter counts it, with its rate; tx
 // flows get the slave the bond's hash predicts (bonding's own Predictor,
 // the judge) unless on is given.
-func meteredFlow(b *collector.BondSample, dir flowmeter.Direction, srcMAC, dstMAC [6]byte, src, dst string, sport uint16, bps float64, on string) collector.MeasuredFlow {
-	f := collector.MeasuredFlow{Flow: &flowmeter.Flow{}, HaveRate: true, Bps: bps}
+func meteredFlow(b *model.BondSample, dir flowmeter.Direction, srcMAC, dstMAC [6]byte, src, dst string, sport uint16, bps float64, on string) model.MeasuredFlow {
+	f := model.MeasuredFlow{Flow: &flowmeter.Flow{}, HaveRate: true, Bps: bps}
 	f.Direction, f.EtherType, f.Proto = dir, 0x0800, bonding.ProtoTCP
 	f.Src, f.Dst = netip.MustParseAddr(src), netip.MustParseAddr(dst)
 	f.SrcPort, f.DstPort = sport, 443
@@ -36,8 +36,8 @@ func meteredFlow(b *collector.BondSample, dir flowmeter.Direction, srcMAC, dstMA
 
 // withMeasured sets b's traffic to flows and its agreement as the
 // collector counts it.
-func withMeasured(b collector.BondSample, flows ...collector.MeasuredFlow) collector.BondSample {
-	m := &collector.MeasuredTraffic{Source: "ebpf", SampleRate: 1, Seconds: 1, Kernel: k612, Flows: flows}
+func withMeasured(b model.BondSample, flows ...model.MeasuredFlow) model.BondSample {
+	m := &model.MeasuredTraffic{Source: "ebpf", SampleRate: 1, Seconds: 1, Kernel: k612, Flows: flows}
 	agree, all := 0.0, 0.0
 	for _, f := range flows {
 		if !f.IsTx() {
@@ -65,7 +65,7 @@ var (
 func TestHashCheck(t *testing.T) {
 	b := lacpBond(lacpSlave("eth0", 1), lacpSlave("eth1", 2))
 	b.XmitHashPolicy = new("layer3+4")
-	var flows []collector.MeasuredFlow
+	var flows []model.MeasuredFlow
 	for i := range 8 {
 		flows = append(flows, meteredFlow(&b, flowmeter.Tx, bondMAC, gwMAC, "10.0.0.1", "10.9.0.1", uint16(40000+i), 10e6, ""))
 	}
@@ -96,7 +96,7 @@ func TestSwitchHash(t *testing.T) {
 	b := lacpBond(lacpSlave("eth0", 1), lacpSlave("eth1", 2))
 	b.XmitHashPolicy = new("layer3+4")
 	vm := func(i int) [6]byte { return [6]byte{0x52, 0x54, 0, 0, 0, byte(i)} }
-	var flows []collector.MeasuredFlow
+	var flows []model.MeasuredFlow
 	// The gateway sends to four VMs: all on eth1.
 	for i := range 4 {
 		flows = append(flows, meteredFlow(&b, flowmeter.Rx, gwMAC, vm(i), "10.9.0.1", "10.0.1.1", uint16(443), 500e6, "eth1"))
@@ -140,7 +140,7 @@ func TestSwitchHash(t *testing.T) {
 // flow (forwarded ones included) by its rate, not this host's sockets.
 func TestWhatIfMeasured(t *testing.T) {
 	b := flowSample("layer2", 2, 1e6, "eth0", "eth1")
-	var flows []collector.MeasuredFlow
+	var flows []model.MeasuredFlow
 	for i := range 16 {
 		vm := [6]byte{0x52, 0x54, 0, 0, 0, byte(i)}
 		flows = append(flows, meteredFlow(&b, flowmeter.Tx, vm, gwMAC, "10.0.1.1", "10.9.0.1", uint16(40000+i), 100e6, ""))

@@ -4,7 +4,7 @@ import (
 	"net/netip"
 
 	"github.com/bondtop/bondtop/bonding"
-	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/model"
 )
 
 // The transmit mix: the flows the flow findings and the what-if judge,
@@ -47,7 +47,7 @@ type mixFlow struct {
 }
 
 // mixOf is b's transmit mix; nil without flows.
-func mixOf(b *collector.BondSample) *txMix {
+func mixOf(b *model.BondSample) *txMix {
 	if m := b.Measured; m.Metered() && m.HaveRates() {
 		if mix := measuredMix(m); len(mix.flows) > 0 {
 			return mix
@@ -81,7 +81,7 @@ func mixOf(b *collector.BondSample) *txMix {
 
 // measuredMix is the meter's tx flows that moved, busiest first (the
 // traffic is ranked), at most maxMixFlows.
-func measuredMix(m *collector.MeasuredTraffic) *txMix {
+func measuredMix(m *model.MeasuredTraffic) *txMix {
 	mix := &txMix{weighting: "measured tx rate", measured: true, kernel: m.Kernel}
 	for i := range m.Flows {
 		f := &m.Flows[i]

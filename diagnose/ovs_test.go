@@ -8,13 +8,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/model"
 	"github.com/bondtop/bondtop/ovs"
 )
 
 // ovsFixture is an OVS bond from the replies the real OVS gave in
 // ovs.TestRealOVS (ovs/testdata), through the collector's conversion.
-func ovsFixture(t *testing.T, bond, bondShow, lacpShow string) collector.BondSample {
+func ovsFixture(t *testing.T, bond, bondShow, lacpShow string) model.BondSample {
 	t.Helper()
 	read := func(name string) string {
 		b, err := os.ReadFile(filepath.Join("..", "ovs", "testdata", name))
@@ -31,10 +31,10 @@ func ovsFixture(t *testing.T, bond, bondShow, lacpShow string) collector.BondSam
 	if ob == nil {
 		t.Fatalf("no %s in the fixture", bond)
 	}
-	b := collector.FromOVS(ob)
-	s := collector.BondSample{Bond: b}
+	b := model.FromOVS(ob)
+	s := model.BondSample{Bond: b}
 	for _, sl := range b.Slaves {
-		s.Slaves = append(s.Slaves, collector.SlaveSample{Slave: sl})
+		s.Slaves = append(s.Slaves, model.SlaveSample{Slave: sl})
 	}
 	return s
 }

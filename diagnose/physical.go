@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/bondtop/bondtop/bonding/module"
-	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/model"
 )
 
 // Finding IDs of the slaves' physical layer (ethtool: module
@@ -35,7 +35,7 @@ type fecMark struct {
 	corrected, uncorrectable optUint
 }
 
-func fecMarkOf(s *collector.SlaveSample) fecMark {
+func fecMarkOf(s *model.SlaveSample) fecMark {
 	var m fecMark
 	if s.Physical == nil || s.FEC == nil {
 		return m
@@ -49,7 +49,7 @@ func fecMarkOf(s *collector.SlaveSample) fecMark {
 	return m
 }
 
-func moduleOf(s *collector.SlaveSample) *module.Module {
+func moduleOf(s *model.SlaveSample) *module.Module {
 	if s.Physical == nil {
 		return nil
 	}

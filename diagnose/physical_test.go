@@ -6,14 +6,14 @@ import (
 
 	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/bonding/module"
-	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/model"
 )
 
 // optic gives a slave an SFP whose one lane receives rxMW and sends txMW,
 // at tempC, with limits like a 10GBASE-SR module's: rx low alarm -16 dBm,
 // low warning -12 dBm, high warning -1 dBm, high alarm 0 dBm; tx low
 // warning -8 dBm; temperature warning 70, alarm 75 °C.
-func optic(s collector.SlaveSample, rxMW, txMW, tempC float64) collector.SlaveSample {
+func optic(s model.SlaveSample, rxMW, txMW, tempC float64) model.SlaveSample {
 	m := &module.Module{Type: "SFP", TemperatureC: &tempC,
 		Lanes: []module.Lane{{Lane: 1, RxPowerMW: &rxMW, TxPowerMW: &txMW}},
 		Thresholds: &module.Thresholds{
@@ -21,12 +21,12 @@ func optic(s collector.SlaveSample, rxMW, txMW, tempC float64) collector.SlaveSa
 			TxPowerMW:    &module.Limits{HighAlarm: 1, LowAlarm: 0.1, HighWarning: 0.7943, LowWarning: 0.1585},
 			TemperatureC: &module.Limits{HighAlarm: 75, LowAlarm: -5, HighWarning: 70, LowWarning: 0},
 		}}
-	s.Physical = &collector.Physical{Module: m}
+	s.Physical = &model.Physical{Module: m}
 	return s
 }
 
-func withFEC(s collector.SlaveSample, corrected, uncorrectable uint64) collector.SlaveSample {
-	p := collector.Physical{}
+func withFEC(s model.SlaveSample, corrected, uncorrectable uint64) model.SlaveSample {
+	p := model.Physical{}
 	if s.Physical != nil {
 		p = *s.Physical
 	}
@@ -65,7 +65,7 @@ func TestModuleRxPower(t *testing.T) {
 	expect(t, "hot module", fs, IDModuleTemperature, true, "eth0")
 	// No module, or a module without thresholds: nothing to judge.
 	bare := lacpBond(lacpSlave("eth0", 1))
-	bare.Slaves[0].Physical = &collector.Physical{Module: &module.Module{Type: "SFP", Lanes: []module.Lane{{Lane: 1, RxPowerMW: new(0.0)}}}}
+	bare.Slaves[0].Physical = &model.Physical{Module: &module.Module{Type: "SFP", Lanes: []module.Lane{{Lane: 1, RxPowerMW: new(0.0)}}}}
 	expect(t, "no thresholds", analyzeOne(bare), IDModuleRxPower, false)
 }
 
@@ -91,14 +91,14 @@ func TestFECRising(t *testing.T) {
 	expect(t, "steady FEC", analyzeOne(before, before), IDFECCorrected, false)
 	// A driver without counters: nothing.
 	noStats := lacpBond(lacpSlave("eth0", 1))
-	noStats.Slaves[0].Physical = &collector.Physical{FEC: &bonding.FEC{Configured: []string{"Off"}}}
+	noStats.Slaves[0].Physical = &model.Physical{FEC: &bonding.FEC{Configured: []string{"Off"}}}
 	expect(t, "no counters", analyzeOne(noStats, noStats), IDFECUncorrectable, false)
 }
 
 func TestLinkDownReason(t *testing.T) {
 	b := lacpBond(lacpSlave("eth0", 1), lacpSlave("eth1", 2))
-	b.Slaves[1].Physical = &collector.Physical{LinkState: &bonding.LinkState{Detected: new(false), ExtState: "autoneg", ExtSubstate: "no_partner_detected"}}
-	b.Slaves[0].Physical = &collector.Physical{LinkState: &bonding.LinkState{Detected: new(true)}}
+	b.Slaves[1].Physical = &model.Physical{LinkState: &bonding.LinkState{Detected: new(false), ExtState: "autoneg", ExtSubstate: "no_partner_detected"}}
+	b.Slaves[0].Physical = &model.Physical{LinkState: &bonding.LinkState{Detected: new(true)}}
 	fs := analyzeOne(b)
 	expect(t, "autoneg without partner", fs, IDLinkDownReason, true, "eth1")
 	if f := findingByID(fs, IDLinkDownReason); !strings.Contains(f.Message, "eth1: autoneg, no partner detected") {

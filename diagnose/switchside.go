@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/bondtop/bondtop/bonding"
-	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/model"
 )
 
 // Finding IDs of the switch's side of the cables.
@@ -39,14 +39,14 @@ func (v *view) switchSide() []Finding {
 }
 
 // neighborOf is a slave's neighbour, nil when none was heard.
-func neighborOf(s *collector.SlaveSample) *collector.SwitchSide {
+func neighborOf(s *model.SlaveSample) *model.SwitchSide {
 	if s.SwitchSide == nil || s.Neighbor == nil {
 		return nil
 	}
 	return s.SwitchSide
 }
 
-func neighborName(s *collector.SlaveSample) string {
+func neighborName(s *model.SlaveSample) string {
 	n := s.Neighbor
 	name := n.ChassisID
 	if n.SystemName != nil && *n.SystemName != "" {

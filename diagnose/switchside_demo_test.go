@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/model"
 )
 
 // TestDemoSwitchFaults: the demo shows its two switch-side faults — bond1's
@@ -17,7 +18,7 @@ func TestDemoSwitchFaults(t *testing.T) {
 	src := collector.NewDemoSource(clock)
 	w := NewWindow(0)
 	s := collector.NewSampler(src, collector.Options{Clock: clock, Analyze: w.Fill})
-	has := func(snap *collector.Snapshot, bond, id string) []string {
+	has := func(snap *model.Snapshot, bond, id string) []string {
 		for _, f := range snap.Bond(bond).Findings {
 			if f.ID == id {
 				return f.Slaves

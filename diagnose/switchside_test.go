@@ -6,18 +6,18 @@ import (
 	"testing"
 
 	"github.com/bondtop/bondtop/bonding"
-	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/collector/neighbors"
+	"github.com/bondtop/bondtop/model"
 )
 
 // heard gives a slave the LLDP neighbour chassis/port, with changes.
-func heard(s collector.SlaveSample, chassis, port string, change func(*neighbors.Neighbor)) collector.SlaveSample {
+func heard(s model.SlaveSample, chassis, port string, change func(*neighbors.Neighbor)) model.SlaveSample {
 	n := &neighbors.Neighbor{Protocol: "lldp", ChassisID: chassis, SystemName: new("sw-" + chassis[len(chassis)-2:]), PortID: port, TTLSeconds: 120,
 		Aggregation: &neighbors.Aggregation{Capable: true, Enabled: true}, MaxFrameSize: new(9216), PortVLANID: new(10)}
 	if change != nil {
 		change(n)
 	}
-	side := &collector.SwitchSide{Neighbor: n}
+	side := &model.SwitchSide{Neighbor: n}
 	if s.SwitchSide != nil {
 		c := *s.SwitchSide
 		c.Neighbor = n
@@ -27,12 +27,12 @@ func heard(s collector.SlaveSample, chassis, port string, change func(*neighbors
 	return s
 }
 
-func counted(s collector.SlaveSample, rx uint64, silent float64, illegal uint64, carrierDown uint64) collector.SlaveSample {
-	side := collector.SwitchSide{}
+func counted(s model.SlaveSample, rx uint64, silent float64, illegal uint64, carrierDown uint64) model.SlaveSample {
+	side := model.SwitchSide{}
 	if s.SwitchSide != nil {
 		side = *s.SwitchSide
 	}
-	side.LACPDU = &collector.LACPDUSample{LACPDUCounters: bonding.LACPDUCounters{Rx: rx, Tx: rx, IllegalRx: illegal}, SilentSeconds: silent}
+	side.LACPDU = &model.LACPDUSample{LACPDUCounters: bonding.LACPDUCounters{Rx: rx, Tx: rx, IllegalRx: illegal}, SilentSeconds: silent}
 	side.Carrier = &bonding.CarrierCounts{Up: carrierDown + 1, Down: carrierDown}
 	s.SwitchSide = &side
 	return s
@@ -134,12 +134,12 @@ func TestCarrierFlapsUnseen(t *testing.T) {
 }
 
 func TestInactiveSlaveDrops(t *testing.T) {
-	ab := func(drops uint64) collector.BondSample {
+	ab := func(drops uint64) model.BondSample {
 		b := xorBond(slave("eth0", 1000), slave("eth1", 1000))
 		b.Mode = new(bonding.ModeActiveBackup)
 		b.Slaves[1].State = new("backup")
 		for i := range b.Slaves {
-			b.Slaves[i].Interval = &collector.ErrorCounts{RxDropped: new(uint64(0))}
+			b.Slaves[i].Interval = &model.ErrorCounts{RxDropped: new(uint64(0))}
 		}
 		b.Slaves[1].Interval.RxDropped = new(drops)
 		return b
@@ -155,7 +155,7 @@ func TestInactiveSlaveDrops(t *testing.T) {
 }
 
 func TestPartnerView(t *testing.T) {
-	viewed := func(s collector.SlaveSample, mac string, key, port int) collector.SlaveSample {
+	viewed := func(s model.SlaveSample, mac string, key, port int) model.SlaveSample {
 		s = counted(s, 10, 0.5, 0, 0)
 		s.LACPDU.PartnerView = &neighbors.LACPPort{SystemMAC: mac, Key: key, Port: port}
 		return s
@@ -174,8 +174,8 @@ func TestPartnerView(t *testing.T) {
 }
 
 func TestFirmwareLLDP(t *testing.T) {
-	agent := func(s collector.SlaveSample, on bool) collector.SlaveSample {
-		s.SwitchSide = &collector.SwitchSide{FirmwareLLDPAgent: &on}
+	agent := func(s model.SlaveSample, on bool) model.SlaveSample {
+		s.SwitchSide = &model.SwitchSide{FirmwareLLDPAgent: &on}
 		return s
 	}
 	b := xorBond(agent(slave("eth0", 10000), true), agent(slave("eth1", 10000), false))

@@ -8,19 +8,19 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/bonding"
-	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/model"
 )
 
 var t0 = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // slave is an up, active slave of speed Mbit/s.
-func slave(name string, speed int) collector.SlaveSample {
-	return collector.SlaveSample{Slave: bonding.Slave{Name: name, MIIStatus: new("up"), State: new("active"),
+func slave(name string, speed int) model.SlaveSample {
+	return model.SlaveSample{Slave: bonding.Slave{Name: name, MIIStatus: new("up"), State: new("active"),
 		OperState: new("up"), SpeedMbps: new(speed), Duplex: new("full"), MTU: new(1500), LinkFailureCount: new(0)}}
 }
 
 // lacpSlave is an 802.3ad slave in aggregator 1 with a healthy partner.
-func lacpSlave(name string, port int) collector.SlaveSample {
+func lacpSlave(name string, port int) model.SlaveSample {
 	s := slave(name, 10000)
 	st := bonding.StateActivity | bonding.StateShortTimeout | bonding.StateAggregation | bonding.StateSynchronization | bonding.StateCollecting | bonding.StateDistributing
 	s.AggregatorID = new(1)
@@ -31,11 +31,11 @@ func lacpSlave(name string, port int) collector.SlaveSample {
 	return s
 }
 
-func xorBond(slaves ...collector.SlaveSample) collector.BondSample {
-	return collector.BondSample{Bond: bonding.Bond{Name: "bond0", Mode: new(bonding.ModeXOR), XmitHashPolicy: new("layer2"), MIIStatus: new("up"), MTU: new(1500)}, Slaves: slaves}
+func xorBond(slaves ...model.SlaveSample) model.BondSample {
+	return model.BondSample{Bond: bonding.Bond{Name: "bond0", Mode: new(bonding.ModeXOR), XmitHashPolicy: new("layer2"), MIIStatus: new("up"), MTU: new(1500)}, Slaves: slaves}
 }
 
-func lacpBond(slaves ...collector.SlaveSample) collector.BondSample {
+func lacpBond(slaves ...model.SlaveSample) model.BondSample {
 	b := xorBond(slaves...)
 	b.Mode = new(bonding.Mode8023AD)
 	b.LACP = &bonding.LACP{AggregatorID: new(1), NumPorts: new(len(slaves)), MinLinks: new(0), PartnerMAC: new("00:1c:73:aa:3b:01"), ADSelect: new("stable")}
@@ -43,11 +43,11 @@ func lacpBond(slaves ...collector.SlaveSample) collector.BondSample {
 }
 
 // analyzeOne runs the analyzer over samples of one bond, a second apart.
-func analyzeOne(samples ...collector.BondSample) []Finding {
+func analyzeOne(samples ...model.BondSample) []Finding {
 	w := NewWindow(0)
-	var last *collector.Snapshot
+	var last *model.Snapshot
 	for i := range samples {
-		snap := &collector.Snapshot{Time: t0.Add(time.Duration(i) * time.Second), Bonds: []collector.BondSample{samples[i]}}
+		snap := &model.Snapshot{Time: t0.Add(time.Duration(i) * time.Second), Bonds: []model.BondSample{samples[i]}}
 		if i > 0 {
 			snap.IntervalSeconds = 1
 		}
@@ -57,7 +57,7 @@ func analyzeOne(samples ...collector.BondSample) []Finding {
 	return last.Bonds[0].Findings
 }
 
-func withTx(b collector.BondSample, bps ...float64) collector.BondSample {
+func withTx(b model.BondSample, bps ...float64) model.BondSample {
 	b.Slaves = slices.Clone(b.Slaves)
 	for i := range b.Slaves {
 		b.Slaves[i].TxBps = new(bps[i])
@@ -86,7 +86,7 @@ func TestLinkDifferences(t *testing.T) {
 
 	for _, c := range []struct {
 		name   string
-		b      collector.BondSample
+		b      model.BondSample
 		id     string
 		slaves []string
 	}{
@@ -118,8 +118,8 @@ func TestCountersRising(t *testing.T) {
 	b0 := xorBond(slave("eth0", 1000), slave("eth1", 1000))
 	b1 := xorBond(slave("eth0", 1000), slave("eth1", 1000))
 	b1.Slaves = slices.Clone(b1.Slaves)
-	b1.Slaves[0].Interval = &collector.ErrorCounts{RxFifoErrors: new(uint64(12)), RxErrors: new(uint64(0))}
-	b1.Slaves[1].Interval = &collector.ErrorCounts{RxErrors: new(uint64(3))}
+	b1.Slaves[0].Interval = &model.ErrorCounts{RxFifoErrors: new(uint64(12)), RxErrors: new(uint64(0))}
+	b1.Slaves[1].Interval = &model.ErrorCounts{RxErrors: new(uint64(3))}
 	b1.Slaves[1].LinkFailureCount = new(2)
 	fs := analyzeOne(b0, b1)
 	for id, want := range map[string][]string{IDOverruns: {"eth0"}, IDErrors: {"eth1"}, IDLinkFlapping: {"eth1"}} {
@@ -131,7 +131,7 @@ func TestCountersRising(t *testing.T) {
 }
 
 func TestLACPFindings(t *testing.T) {
-	base := func() collector.BondSample {
+	base := func() model.BondSample {
 		return lacpBond(lacpSlave("eth0", 1), lacpSlave("eth1", 2), lacpSlave("eth2", 3))
 	}
 	otherSwitch := base()
@@ -162,9 +162,9 @@ func TestLACPFindings(t *testing.T) {
 
 	for _, c := range []struct {
 		name   string
-		b      collector.BondSample
+		b      model.BondSample
 		id     string
-		sev    collector.Severity
+		sev    model.Severity
 		slaves []string
 	}{
 		{"other switch", otherSwitch, IDPartnerDiffers, Warning, []string{"eth0", "eth1", "eth2"}},
@@ -203,7 +203,7 @@ func TestImbalance(t *testing.T) {
 	for _, c := range []struct {
 		tx       [2]float64
 		id       bool
-		sev      collector.Severity
+		sev      model.Severity
 		scoreMin float64
 	}{
 		{[2]float64{930e6, 70e6}, true, Critical, 0.85}, // seed 000: one link full, one idle
@@ -249,21 +249,21 @@ func TestExpectedLargestShare(t *testing.T) {
 
 // flowSample builds a bond with a flow table of the given flows (one peer
 // MAC, consecutive ports), rates set.
-func flowSample(policy string, n int, rate float64, slaves ...string) collector.BondSample {
-	var ss []collector.SlaveSample
+func flowSample(policy string, n int, rate float64, slaves ...string) model.BondSample {
+	var ss []model.SlaveSample
 	for _, s := range slaves {
 		ss = append(ss, slave(s, 1000))
 	}
 	b := xorBond(ss...)
 	b.XmitHashPolicy = new(policy)
-	tab := &collector.FlowTable{Bond: "bond0", Time: t0, Seconds: 3, Kernel: bonding.KernelVersion{Major: 6, Minor: 12}}
+	tab := &model.FlowTable{Bond: "bond0", Time: t0, Seconds: 3, Kernel: bonding.KernelVersion{Major: 6, Minor: 12}}
 	bond := BondOf(&b)
 	pred, _ := bonding.NewPredictor(bond, tab.Kernel)
 	for i := range n {
-		f := collector.Flow{Socket: collector.Socket{ID: uint64(i + 1), Proto: bonding.ProtoTCP, State: "established",
+		f := model.Flow{Socket: model.Socket{ID: uint64(i + 1), Proto: bonding.ProtoTCP, State: "established",
 			Local:  netip.AddrPortFrom(netip.MustParseAddr("10.0.0.1"), uint16(40000+i)),
 			Remote: netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 1, byte(i), 9}), 443),
-			Path:   collector.Path{Dev: "bond0", Bond: "bond0", SrcMAC: [6]byte{2, 0, 0, 0, 0, 1}, DstMAC: [6]byte{2, 0, 0, 0, 0, 0xfe}, HaveDstMAC: true}},
+			Path:   model.Path{Dev: "bond0", Bond: "bond0", SrcMAC: [6]byte{2, 0, 0, 0, 0, 1}, DstMAC: [6]byte{2, 0, 0, 0, 0, 0xfe}, HaveDstMAC: true}},
 			HaveRate: true, TxBps: rate}
 		p := f.Packet()
 		f.Choice, _ = pred.Predict(&p)

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/bondtop/bondtop/bonding"
-	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/model"
 )
 
 // WhatIfTable is where a bond's current flows would go under every hash
@@ -60,7 +60,7 @@ func (s *Scenario) Split() string {
 
 // hashMode reports whether the bond's mode places flows by the hash, and
 // the mode the scenarios are computed for.
-func hashMode(b *collector.BondSample) bool {
+func hashMode(b *model.BondSample) bool {
 	if b.Mode == nil {
 		return false
 	}
@@ -77,14 +77,14 @@ func hashMode(b *collector.BondSample) bool {
 // meter measured, else the flow table's sockets); nil without flows or
 // when the bond's mode does not hash (active-backup, balance-rr,
 // balance-alb, balance-tlb picking by load, broadcast).
-func WhatIf(b *collector.BondSample) *WhatIfTable {
+func WhatIf(b *model.BondSample) *WhatIfTable {
 	if !hashMode(b) || b.XmitHashPolicy == nil {
 		return nil
 	}
 	return whatIfOf(b, mixOf(b))
 }
 
-func whatIfOf(b *collector.BondSample, mix *txMix) *WhatIfTable {
+func whatIfOf(b *model.BondSample, mix *txMix) *WhatIfTable {
 	if mix == nil || len(mix.flows) == 0 || !hashMode(b) || b.XmitHashPolicy == nil {
 		return nil
 	}

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/bonding"
-	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/intent"
+	"github.com/bondtop/bondtop/model"
 )
 
 // DefaultWindow is the span trends and shares are judged over.
@@ -29,7 +29,7 @@ type Window struct {
 	whatIf map[string]whatIfEntry
 	// changes keeps, per bond, the last change of its MAC and of its
 	// LACP system MAC seen in the run: their findings outlive the window.
-	changes map[string][]collector.Event
+	changes map[string][]model.Event
 	// analyzed is, per bond, its last analysis: what Fill carries into
 	// the snapshots between two analyses (see reanalyzeEvery).
 	analyzed map[string]analysis
@@ -59,8 +59,8 @@ type analysis struct {
 }
 
 type whatIfEntry struct {
-	table    *collector.FlowTable
-	measured *collector.MeasuredTraffic
+	table    *model.FlowTable
+	measured *model.MeasuredTraffic
 	w        *WhatIfTable
 }
 
@@ -70,13 +70,13 @@ func NewWindow(span time.Duration) *Window {
 		span = DefaultWindow
 	}
 	return &Window{span: span, bonds: map[string]*bondWindow{}, whatIf: map[string]whatIfEntry{},
-		changes: map[string][]collector.Event{}, analyzed: map[string]analysis{}}
+		changes: map[string][]model.Event{}, analyzed: map[string]analysis{}}
 }
 
 // Fill adds s to the window and sets the findings of each of its bonds
 // (never nil: an empty list says "analyzed, nothing found"). Call it
 // before s is handed to anyone else: it writes into s.
-func (w *Window) Fill(s *collector.Snapshot) {
+func (w *Window) Fill(s *model.Snapshot) {
 	w.push(s)
 	for i := range s.Bonds {
 		b := &s.Bonds[i]
@@ -97,7 +97,7 @@ func (w *Window) Fill(s *collector.Snapshot) {
 	}
 	if len(w.analyzed) > len(s.Bonds) {
 		for name := range w.analyzed {
-			if !slices.ContainsFunc(s.Bonds, func(b collector.BondSample) bool { return b.Name == name }) {
+			if !slices.ContainsFunc(s.Bonds, func(b model.BondSample) bool { return b.Name == name }) {
 				delete(w.analyzed, name)
 			}
 		}
@@ -108,7 +108,7 @@ func (w *Window) Fill(s *collector.Snapshot) {
 // s: reanalyzeEvery has passed, give or take half an interval (a ticker's
 // second comes a little early as often as late: at 1 s every snapshot is
 // judged), or the clock went back, or s has an event of the bond.
-func (w *Window) due(s *collector.Snapshot, bond string, at time.Time) bool {
+func (w *Window) due(s *model.Snapshot, bond string, at time.Time) bool {
 	halfInterval := time.Duration(s.IntervalSeconds * float64(time.Second) / 2)
 	if d := s.Time.Sub(at); d+halfInterval >= reanalyzeEvery || d < 0 {
 		return true
@@ -123,7 +123,7 @@ func (w *Window) due(s *collector.Snapshot, bond string, at time.Time) bool {
 
 // push adds s to every bond's window and drops what left the span,
 // bonds gone for longer than the span included.
-func (w *Window) push(s *collector.Snapshot) {
+func (w *Window) push(s *model.Snapshot) {
 	for _, e := range s.Events {
 		w.changes[e.Bond] = keepChange(w.changes[e.Bond], e)
 	}
@@ -146,7 +146,7 @@ func (w *Window) push(s *collector.Snapshot) {
 
 // Analyze returns the findings of every bond of the last snapshot of
 // history (oldest first), judging trends and shares over all of them.
-func Analyze(history []*collector.Snapshot) map[string][]Finding {
+func Analyze(history []*model.Snapshot) map[string][]Finding {
 	out := map[string][]Finding{}
 	if len(history) == 0 {
 		return out
@@ -169,7 +169,7 @@ func Analyze(history []*collector.Snapshot) map[string][]Finding {
 // cachedWhatIf is the what-if of b's mix: recomputed when the flow
 // table or the measured traffic changed (every sample with a meter; the
 // measured mix is bounded by maxMixFlows).
-func (w *Window) cachedWhatIf(b *collector.BondSample, mix *txMix) *WhatIfTable {
+func (w *Window) cachedWhatIf(b *model.BondSample, mix *txMix) *WhatIfTable {
 	if mix == nil {
 		delete(w.whatIf, b.Name)
 		return nil
@@ -293,7 +293,7 @@ func newBondWindow() *bondWindow {
 	return &bondWindow{sums: map[string]*slaveSums{}, counts: map[string]*counterSums{}}
 }
 
-func (bw *bondWindow) add(b *collector.BondSample, seconds float64, at time.Time) {
+func (bw *bondWindow) add(b *model.BondSample, seconds float64, at time.Time) {
 	bw.prevUsable, bw.usable = bw.usable, usableOf(b, bw.prevUsable[:0])
 	smp := sample{seconds: seconds, at: at}
 	if len(bw.samples) > 0 && !slices.Equal(bw.prevUsable, bw.usable) {
@@ -455,7 +455,7 @@ func (bw *bondWindow) seconds() float64 {
 // shares are one direction's shares over the bond's window, the slaves of
 // now naming the rows. Their slices are the window's, reused: valid until
 // the next call (the imbalance check reads them and lets go).
-func (bw *bondWindow) shares(now *collector.BondSample, tx bool) Shares {
+func (bw *bondWindow) shares(now *model.BondSample, tx bool) Shares {
 	n := len(now.Slaves)
 	bw.shareSlaves = slices.Grow(bw.shareSlaves[:0], n)[:n]
 	bw.shareBytes = slices.Grow(bw.shareBytes[:0], n)[:n]
@@ -482,6 +482,6 @@ func (bw *bondWindow) shares(now *collector.BondSample, tx bool) Shares {
 
 // usableOf appends a sample's usable slaves to dst (the sample keeps its
 // slaves in BondSample.Slaves, so the bond is read where it lies).
-func usableOf(b *collector.BondSample, dst []string) []string {
+func usableOf(b *model.BondSample, dst []string) []string {
 	return bonding.AppendUsable(dst, &b.Bond, len(b.Slaves), func(i int) *bonding.Slave { return &b.Slaves[i].Slave })
 }

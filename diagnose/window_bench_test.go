@@ -9,6 +9,7 @@ import (
 
 	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/internal/bondtree"
+	"github.com/bondtop/bondtop/model"
 )
 
 var windowSizes = []struct{ bonds, slaves int }{{1, 2}, {4, 4}, {64, 8}}
@@ -147,7 +148,7 @@ func fullWindow(tb testing.TB, bonds, slaves int) (fill func()) {
 	s := collector.NewSampler(&bondtree.MovingSource{RootSource: root}, collector.Options{
 		Interval: 100 * time.Millisecond, Clock: func() time.Time { return now }, History: -1,
 	})
-	snaps := make([]*collector.Snapshot, 1000)
+	snaps := make([]*model.Snapshot, 1000)
 	for i := range snaps {
 		now = now.Add(100 * time.Millisecond)
 		if snaps[i], err = s.Sample(); err != nil {

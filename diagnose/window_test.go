@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/model"
 )
 
 // TestWindowRunningSums drives a window through a long run (samples
@@ -40,7 +40,7 @@ func TestWindowRunningSums(t *testing.T) {
 		if !up {
 			b.Slaves[1].MIIStatus = new("down")
 		}
-		snap := &collector.Snapshot{Time: at, IntervalSeconds: seconds, Bonds: []collector.BondSample{b}}
+		snap := &model.Snapshot{Time: at, IntervalSeconds: seconds, Bonds: []model.BondSample{b}}
 		w.Fill(snap)
 
 		// Afresh: the samples within the span, from the last change of
@@ -102,9 +102,9 @@ func TestWindowForgetsGoneBonds(t *testing.T) {
 	b := withTx(xorBond(slave("eth0", 1000), slave("eth1", 1000)), 1, 1)
 	other := b
 	other.Name = "bond1"
-	w.Fill(&collector.Snapshot{Time: t0, Bonds: []collector.BondSample{b, other}})
+	w.Fill(&model.Snapshot{Time: t0, Bonds: []model.BondSample{b, other}})
 	for i := 1; i <= 12; i++ {
-		w.Fill(&collector.Snapshot{Time: t0.Add(time.Duration(i) * time.Second), IntervalSeconds: 1, Bonds: []collector.BondSample{b}})
+		w.Fill(&model.Snapshot{Time: t0.Add(time.Duration(i) * time.Second), IntervalSeconds: 1, Bonds: []model.BondSample{b}})
 	}
 	names := slices.Sorted(maps.Keys(w.bonds))
 	if !slices.Equal(names, []string{"bond0"}) {
@@ -119,8 +119,8 @@ func TestWindowReanalyzesOnEventOrEverySecond(t *testing.T) {
 	healthy := withTx(xorBond(slave("eth0", 100), slave("eth1", 100)), 1e6, 1e6)
 	half := withTx(xorBond(slave("eth0", 100), slave("eth1", 100)), 1e6, 1e6)
 	half.Slaves[1].Duplex = new("half")
-	snap := func(at time.Duration, b collector.BondSample, evs ...collector.Event) *collector.Snapshot {
-		return &collector.Snapshot{Time: t0.Add(at), IntervalSeconds: 0.1, Bonds: []collector.BondSample{b}, Events: evs}
+	snap := func(at time.Duration, b model.BondSample, evs ...model.Event) *model.Snapshot {
+		return &model.Snapshot{Time: t0.Add(at), IntervalSeconds: 0.1, Bonds: []model.BondSample{b}, Events: evs}
 	}
 	ms := time.Millisecond
 
@@ -143,9 +143,9 @@ func TestWindowReanalyzesOnEventOrEverySecond(t *testing.T) {
 			if find(first.Bonds[0].Findings, IDHalfDuplex) != nil {
 				t.Fatalf("healthy bond: %v", ids(first.Bonds[0].Findings))
 			}
-			var evs []collector.Event
+			var evs []model.Event
 			if c.event {
-				evs = append(evs, collector.Event{Time: t0.Add(c.at), Bond: half.Name, Slave: "eth1", Kind: collector.EventSlaveState})
+				evs = append(evs, model.Event{Time: t0.Add(c.at), Bond: half.Name, Slave: "eth1", Kind: model.EventSlaveState})
 			}
 			s := snap(c.at, half, evs...)
 			w.Fill(s)
@@ -158,7 +158,7 @@ func TestWindowReanalyzesOnEventOrEverySecond(t *testing.T) {
 	t.Run("an event of another bond does not count", func(t *testing.T) {
 		w := NewWindow(0)
 		w.Fill(snap(0, healthy))
-		s := snap(100*ms, half, collector.Event{Time: t0.Add(100 * ms), Bond: "other", Kind: collector.EventLinkDown})
+		s := snap(100*ms, half, model.Event{Time: t0.Add(100 * ms), Bond: "other", Kind: model.EventLinkDown})
 		w.Fill(s)
 		if find(s.Bonds[0].Findings, IDHalfDuplex) != nil {
 			t.Errorf("judged again on another bond's event: %v", ids(s.Bonds[0].Findings))

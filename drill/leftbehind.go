@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/model"
 )
 
 // FindingLeftBehind is the ID of the finding a drill's state file raises.
@@ -21,11 +21,11 @@ const FindingLeftBehind = "drill-left-behind"
 // the diagnosis's steady-state cost, and a killed drill is news that a
 // second does not stale. Between two looks each bond carries the last
 // look's finding.
-func WithLeftBehind(analyze func(*collector.Snapshot), dir string) func(*collector.Snapshot) {
+func WithLeftBehind(analyze func(*model.Snapshot), dir string) func(*model.Snapshot) {
 	var lookedAt time.Time
 	looked := false
-	left := map[string]collector.Finding{} // by bond, from the last look
-	return func(s *collector.Snapshot) {
+	left := map[string]model.Finding{} // by bond, from the last look
+	return func(s *model.Snapshot) {
 		if analyze != nil {
 			analyze(s)
 		}
@@ -45,7 +45,7 @@ func WithLeftBehind(analyze func(*collector.Snapshot), dir string) func(*collect
 			b := &s.Bonds[i]
 			if f, ok := left[b.Name]; ok {
 				// Worst first, as the analyzer orders them.
-				b.Findings = append([]collector.Finding{f}, b.Findings...)
+				b.Findings = append([]model.Finding{f}, b.Findings...)
 			}
 		}
 	}
@@ -55,12 +55,12 @@ func WithLeftBehind(analyze func(*collector.Snapshot), dir string) func(*collect
 const leftBehindEvery = time.Second
 
 // leftBehindFinding is the finding of bond's state file in dir, if it has one.
-func leftBehindFinding(dir, bond string) (collector.Finding, bool) {
+func leftBehindFinding(dir, bond string) (model.Finding, bool) {
 	st, err := ReadState(dir, bond)
 	if err != nil || st == nil {
-		return collector.Finding{}, false
+		return model.Finding{}, false
 	}
-	return collector.Finding{ID: FindingLeftBehind, Severity: collector.SeverityCritical, Slaves: []string{st.Slave},
+	return model.Finding{ID: FindingLeftBehind, Severity: model.SeverityCritical, Slaves: []string{st.Slave},
 		Message: fmt.Sprintf("a failover drill left %s changed (--how %s, pid %d, %s)", st.Slave, st.How, st.PID, st.Started.Format(time.DateTime)),
 		Detail: fmt.Sprintf("The drill was stopped before it put the bond back (kill -9, a crash): %s may still be down, or %s not the active slave. Run bondtop drill %s --restore.",
 			st.Slave, orNone(st.ActiveBefore), bond)}, true

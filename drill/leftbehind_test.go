@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/bonding"
-	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/model"
 )
 
 func TestWithLeftBehind(t *testing.T) {
@@ -14,14 +14,14 @@ func TestWithLeftBehind(t *testing.T) {
 	now := time.Unix(1_700_000_000, 0)
 	// Snapshots 100 ms apart: the state files are looked for once a
 	// second of them.
-	snap := func() *collector.Snapshot {
+	snap := func() *model.Snapshot {
 		now = now.Add(100 * time.Millisecond)
-		return &collector.Snapshot{Time: now, Bonds: []collector.BondSample{{Bond: bonding.Bond{Name: "bond0"}}, {Bond: bonding.Bond{Name: "bond1"}}}}
+		return &model.Snapshot{Time: now, Bonds: []model.BondSample{{Bond: bonding.Bond{Name: "bond0"}}, {Bond: bonding.Bond{Name: "bond1"}}}}
 	}
 	analyzed := 0
-	analyze := WithLeftBehind(func(s *collector.Snapshot) {
+	analyze := WithLeftBehind(func(s *model.Snapshot) {
 		analyzed++
-		s.Bonds[0].Findings = []collector.Finding{{ID: "other"}}
+		s.Bonds[0].Findings = []model.Finding{{ID: "other"}}
 	}, dir)
 	s := snap()
 	analyze(s)
@@ -42,7 +42,7 @@ func TestWithLeftBehind(t *testing.T) {
 		analyze(s)
 	}
 	f := s.Bonds[0].Findings
-	if len(f) != 2 || f[0].ID != FindingLeftBehind || f[0].Severity != collector.SeverityCritical || !strings.Contains(f[0].Detail, "bondtop drill bond0 --restore") {
+	if len(f) != 2 || f[0].ID != FindingLeftBehind || f[0].Severity != model.SeverityCritical || !strings.Contains(f[0].Detail, "bondtop drill bond0 --restore") {
 		t.Errorf("findings %+v", f)
 	}
 	if len(s.Bonds[1].Findings) != 0 {
@@ -72,7 +72,7 @@ func TestWithLeftBehind(t *testing.T) {
 // on every snapshot.
 func TestWithLeftBehindAllocs(t *testing.T) {
 	now := time.Unix(1_700_000_000, 0)
-	s := &collector.Snapshot{Bonds: []collector.BondSample{{Bond: bonding.Bond{Name: "bond0"}}}}
+	s := &model.Snapshot{Bonds: []model.BondSample{{Bond: bonding.Bond{Name: "bond0"}}}}
 	analyze := WithLeftBehind(nil, t.TempDir())
 	tick := func() {
 		now = now.Add(100 * time.Millisecond)

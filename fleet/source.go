@@ -10,6 +10,7 @@ import (
 
 	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/model"
 )
 
 // DefaultRefresh is how often Source asks Prometheus again: a scrape
@@ -232,20 +233,20 @@ func bothRates(rx, tx *float64) (float64, float64, bool) {
 
 // Findings are the exporter's findings (bondtop_finding) and, for a host
 // whose exporter is down, one that says so.
-func (s *Source) Findings(bond string) []collector.Finding {
+func (s *Source) Findings(bond string) []model.Finding {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	b := s.byName[bond]
 	if b == nil {
 		return nil
 	}
-	out := make([]collector.Finding, 0, len(b.Findings)+1)
+	out := make([]model.Finding, 0, len(b.Findings)+1)
 	if !b.ExporterUp {
 		seen := "its last values are from the last hour"
 		if b.DataAgeSeconds != nil {
 			seen = fmt.Sprintf("its last values are %s old", (time.Duration(*b.DataAgeSeconds) * time.Second).String())
 		}
-		out = append(out, collector.Finding{ID: "exporter-down", Severity: collector.SeverityCritical,
+		out = append(out, model.Finding{ID: "exporter-down", Severity: model.SeverityCritical,
 			Slaves:  []string{},
 			Message: fmt.Sprintf("Prometheus cannot scrape %s (up == 0): %s", b.Instance, seen),
 			Detail:  "The bond is shown as last seen: no rates, no findings. Check that bondtop --listen runs on the host and that Prometheus reaches it (its targets page says why the scrape fails)."})
@@ -255,7 +256,7 @@ func (s *Source) Findings(bond string) []collector.Finding {
 		if len(f.Slaves) > 0 {
 			msg += " on " + strings.Join(f.Slaves, ", ")
 		}
-		out = append(out, collector.Finding{ID: f.ID, Severity: collector.Severity(f.Severity), Slaves: f.Slaves,
+		out = append(out, model.Finding{ID: f.ID, Severity: model.Severity(f.Severity), Slaves: f.Slaves,
 			Message: msg,
 			Detail:  fmt.Sprintf("As the host's bondtop reports it (bondtop_finding). Run bondtop on %s for the numbers and what to do: the metric carries the finding's id, severity and slaves only.", b.Instance)})
 	}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/bonding"
-	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/model"
 )
 
 // testFleet is a fleet as Assemble makes it from answers: h1 up with an
@@ -98,11 +98,11 @@ func TestSourceShowsTheFleetAsBonds(t *testing.T) {
 	}
 
 	fs := s.Findings("h1:9843/bond0")
-	if len(fs) != 1 || fs[0].ID != "link-down" || fs[0].Severity != collector.SeverityWarning || !slices.Equal(fs[0].Slaves, []string{"eth1"}) {
+	if len(fs) != 1 || fs[0].ID != "link-down" || fs[0].Severity != model.SeverityWarning || !slices.Equal(fs[0].Slaves, []string{"eth1"}) {
 		t.Errorf("findings %+v", fs)
 	}
 	fs = s.Findings("h2:9843/bond0")
-	if len(fs) != 1 || fs[0].ID != "exporter-down" || fs[0].Severity != collector.SeverityCritical || !strings.Contains(fs[0].Message, "10m0s old") {
+	if len(fs) != 1 || fs[0].ID != "exporter-down" || fs[0].Severity != model.SeverityCritical || !strings.Contains(fs[0].Message, "10m0s old") {
 		t.Errorf("down host's findings %+v", fs)
 	}
 

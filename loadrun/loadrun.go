@@ -18,6 +18,7 @@ import (
 	"github.com/bondtop/bondtop/diagnose"
 	"github.com/bondtop/bondtop/drill"
 	"github.com/bondtop/bondtop/load"
+	"github.com/bondtop/bondtop/model"
 )
 
 // Request is the load form, validated.
@@ -55,7 +56,7 @@ type Live struct{}
 
 // Start resolves the target, finds how the selected bond reaches it,
 // plans the source ports, and starts the engine.
-func (Live) Start(ctx context.Context, b *collector.BondSample, req Request) (*Run, error) {
+func (Live) Start(ctx context.Context, b *model.BondSample, req Request) (*Run, error) {
 	cfg := req.Config
 	dst, err := load.ResolveHost(ctx, cfg.Target)
 	if err != nil {
@@ -120,7 +121,7 @@ type Demo struct{ Source *collector.DemoSource }
 
 // Start plans the ports with the simulated bond's own hash and adds the
 // streams to the simulation.
-func (dl Demo) Start(_ context.Context, b *collector.BondSample, req Request) (*Run, error) {
+func (dl Demo) Start(_ context.Context, b *model.BondSample, req Request) (*Run, error) {
 	cfg := req.Config
 	if b == nil {
 		return nil, errors.New("no bond selected")
@@ -208,7 +209,7 @@ func (dl Demo) Start(_ context.Context, b *collector.BondSample, req Request) (*
 }
 
 // demoPeer is an address the demo answers for on b's subnet.
-func demoPeer(b *collector.BondSample) string {
+func demoPeer(b *model.BondSample) string {
 	if b.Flows != nil && len(b.Flows.Flows) > 0 {
 		src := b.Flows.Flows[0].Local.Addr()
 		if src.Is4() {
@@ -366,4 +367,4 @@ func (Live) PrepareDrill(ctx context.Context, o drill.Options) (PreparedDrill, e
 }
 
 // ProposeTarget names the simulated peer of b, for the load form.
-func (Demo) ProposeTarget(b *collector.BondSample) string { return demoPeer(b) }
+func (Demo) ProposeTarget(b *model.BondSample) string { return demoPeer(b) }

@@ -1,7 +1,7 @@
 package metrics
 
 import (
-	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/model"
 )
 
 // This file exports bondtop's diagnosis, so an alert fires on the same
@@ -12,7 +12,7 @@ var descFinding = newDesc(namespace+"_finding",
 	gauge, "bond", "id", "severity", "slave")
 
 // collectFindings emits the bond's findings.
-func collectFindings(out batch, b *collector.BondSample) {
+func collectFindings(out batch, b *model.BondSample) {
 	// One series per label set, though a finding may name a slave twice
 	// (the exposition would keep the first of two anyway, but a repeat
 	// is no second finding).

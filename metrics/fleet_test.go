@@ -10,11 +10,12 @@ import (
 	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/diagnose"
+	"github.com/bondtop/bondtop/model"
 )
 
 // fixtureSnapshot samples a real-kernel fixture tree of testdata/lab twice
 // (rates need two), with bondtop's diagnosis, as --root does.
-func fixtureSnapshot(t *testing.T, name string) *collector.Snapshot {
+func fixtureSnapshot(t *testing.T, name string) *model.Snapshot {
 	t.Helper()
 	src, err := collector.NewRootSource("../testdata/lab/" + name)
 	if err != nil {
@@ -23,7 +24,7 @@ func fixtureSnapshot(t *testing.T, name string) *collector.Snapshot {
 	t.Cleanup(func() { src.Close() })
 	now := time.Unix(1_700_000_100, 0) // a whole five minutes: the demo script's start
 	s := collector.NewSampler(src, collector.Options{Clock: func() time.Time { return now }, Analyze: diagnose.NewWindow(0).Fill})
-	var snap *collector.Snapshot
+	var snap *model.Snapshot
 	for range 2 {
 		if snap, err = s.Sample(); err != nil {
 			t.Fatal(err)
@@ -93,9 +94,9 @@ func TestHealthMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.Update(gone)
-	e.Update(&collector.Snapshot{Time: gone.Time, Warnings: []string{"/proc/net/dev: permission denied"}, ReadWarnings: 1})
+	e.Update(&model.Snapshot{Time: gone.Time, Warnings: []string{"/proc/net/dev: permission denied"}, ReadWarnings: 1})
 	// A warning about the configuration or the flow table is no sample error.
-	e.Update(&collector.Snapshot{Time: gone.Time, Warnings: []string{"flow table: 3 sockets not routed yet"}})
+	e.Update(&model.Snapshot{Time: gone.Time, Warnings: []string{"flow table: 3 sockets not routed yet"}})
 	fams = scrape(t, e)
 	if got := find(t, fams, "bondtop_sample_errors_total", map[string]string{"kind": "no_bonding_driver"}); got != 1 {
 		t.Errorf("no_bonding_driver %v", got)
@@ -198,8 +199,8 @@ func TestFindingMetrics(t *testing.T) {
 // would cost the whole scrape.
 func TestFindingDuplicateSlave(t *testing.T) {
 	up := "up"
-	snap := &collector.Snapshot{Bonds: []collector.BondSample{{Bond: bonding.Bond{Name: "bond0", MIIStatus: &up},
-		Findings: []collector.Finding{{ID: "link-down", Severity: collector.SeverityWarning, Slaves: []string{"eth0", "eth0"}}}}}}
+	snap := &model.Snapshot{Bonds: []model.BondSample{{Bond: bonding.Bond{Name: "bond0", MIIStatus: &up},
+		Findings: []model.Finding{{ID: "link-down", Severity: model.SeverityWarning, Slaves: []string{"eth0", "eth0"}}}}}}
 	e := New()
 	e.Update(snap)
 	if got := len(scrape(t, e)["bondtop_finding"].GetMetric()); got != 1 {

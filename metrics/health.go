@@ -5,7 +5,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/model"
 )
 
 // This file owns the metrics about bondtop itself: what build runs, when
@@ -63,7 +63,7 @@ type health struct {
 
 // sampled notes a snapshot: its time, its bonds, and whether it was
 // complete.
-func (h *health) sampled(snap *collector.Snapshot) {
+func (h *health) sampled(snap *model.Snapshot) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.seen == nil {
@@ -118,7 +118,7 @@ func (e *Exporter) collectHealth(out batch) {
 // bond seen since start (or followed on the command line) that the
 // snapshot lacks: a bond that vanishes stays visible as a 0 rather than
 // as series that quietly end.
-func (e *Exporter) collectPresence(out batch, snap *collector.Snapshot) {
+func (e *Exporter) collectPresence(out batch, snap *model.Snapshot) {
 	out.Add(descBonds, float64(len(snap.Bonds)))
 	out.Add(descLACPReadable, boolValue(!snap.Unprivileged))
 	h := &e.health

@@ -21,7 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/bondtop/bondtop/bonding"
-	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/model"
 )
 
 const namespace = "bondtop"
@@ -30,7 +30,7 @@ const namespace = "bondtop"
 // sampler's consumer, collect by the HTTP server's goroutines; the snapshot
 // is immutable, so an atomic pointer is all the locking needed.
 type Exporter struct {
-	latest atomic.Pointer[collector.Snapshot]
+	latest atomic.Pointer[model.Snapshot]
 	// failing is set while reads of the source fail; readErrors counts
 	// every failed read.
 	failing    atomic.Bool
@@ -58,7 +58,7 @@ func New(opts ...Option) *Exporter {
 }
 
 // Update makes snap the one the next scrape reports.
-func (e *Exporter) Update(snap *collector.Snapshot) {
+func (e *Exporter) Update(snap *model.Snapshot) {
 	e.health.sampled(snap)
 	e.latest.Store(snap)
 	e.failing.Store(false)
@@ -192,7 +192,7 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 	collectTraffic(out, snap)
 }
 
-func collectBond(out batch, b *collector.BondSample) {
+func collectBond(out batch, b *model.BondSample) {
 	out.Add(descBondPresent, 1, b.Name)
 	rate, adSelect := "", ""
 	if b.LACP != nil {
@@ -227,7 +227,7 @@ func collectBond(out batch, b *collector.BondSample) {
 	}
 }
 
-func collectSlave(out batch, b *collector.BondSample, s *collector.SlaveSample) {
+func collectSlave(out batch, b *model.BondSample, s *model.SlaveSample) {
 	l := []string{b.Name, s.Name}
 	if s.MIIStatus != nil {
 		out.Add(descSlaveUp, boolValue(*s.MIIStatus == "up"), l...)
@@ -270,7 +270,7 @@ func collectSlave(out batch, b *collector.BondSample, s *collector.SlaveSample) 
 }
 
 // counters emits the kernel counters the source could read.
-func counters(out batch, descs []*desc, t *collector.Totals, labels ...string) {
+func counters(out batch, descs []*desc, t *model.Totals, labels ...string) {
 	values := [...]*uint64{t.RxBytes, t.TxBytes, t.RxPackets, t.TxPackets, t.RxErrors, t.TxErrors, t.RxDropped, t.TxDropped, t.RxOverErrors, t.RxFifoErrors}
 	for i, m := range counterMetrics {
 		if v := values[m.counter]; v != nil {

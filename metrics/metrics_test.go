@@ -8,19 +8,20 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
+	pmodel "github.com/prometheus/common/model"
 
 	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/bonding/module"
 	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/collector/neighbors"
+	"github.com/bondtop/bondtop/model"
 )
 
 // scrape serves the exporter over HTTP and parses what a Prometheus server
 // would read.
 func scrape(t *testing.T, e *Exporter) map[string]*dto.MetricFamily {
 	t.Helper()
-	parser := expfmt.NewTextParser(model.UTF8Validation)
+	parser := expfmt.NewTextParser(pmodel.UTF8Validation)
 	fams, err := parser.TextToMetricFamilies(bytes.NewReader(rawScrape(t, e)))
 	if err != nil {
 		t.Fatalf("not the Prometheus text format: %v", err)
@@ -60,7 +61,7 @@ func TestMetricsMatchSnapshot(t *testing.T) {
 	now := time.Unix(1_700_000_100, 0) // a whole five minutes: the demo script's start
 	clock := func() time.Time { return now }
 	s := collector.NewSampler(collector.NewDemoSource(clock), collector.Options{Clock: clock})
-	var snap *collector.Snapshot
+	var snap *model.Snapshot
 	for range 35 { // past the demo's first incident, at 30 s
 		var err error
 		if snap, err = s.Sample(); err != nil {
@@ -159,7 +160,7 @@ func TestMetricsMatchSnapshot(t *testing.T) {
 // bondtop_bond_present 0, so an alert can fire on it.
 func TestVanishedBondIsReported(t *testing.T) {
 	e := New()
-	e.Update(&collector.Snapshot{Missing: []string{"bond7"}})
+	e.Update(&model.Snapshot{Missing: []string{"bond7"}})
 	if got := find(t, scrape(t, e), "bondtop_bond_present", map[string]string{"bond": "bond7"}); got != 0 {
 		t.Fatalf("present = %v", got)
 	}
@@ -171,8 +172,8 @@ func TestVanishedBondIsReported(t *testing.T) {
 func TestInvalidUTF8Labels(t *testing.T) {
 	odd, good := "bond\xff\xfe", "bond0"
 	up := "up"
-	snap := &collector.Snapshot{Bonds: []collector.BondSample{
-		{Bond: bonding.Bond{Name: odd, MIIStatus: &up}, Slaves: []collector.SlaveSample{{Slave: bonding.Slave{Name: "eth\xc3", MIIStatus: &up}}}},
+	snap := &model.Snapshot{Bonds: []model.BondSample{
+		{Bond: bonding.Bond{Name: odd, MIIStatus: &up}, Slaves: []model.SlaveSample{{Slave: bonding.Slave{Name: "eth\xc3", MIIStatus: &up}}}},
 		{Bond: bonding.Bond{Name: good, MIIStatus: &up}},
 	}}
 	e := New()
@@ -197,12 +198,12 @@ func TestInvalidUTF8Labels(t *testing.T) {
 func TestControlCharactersInLabels(t *testing.T) {
 	up := "up"
 	sysName := "sw\u202e1\u2066x"
-	snap := &collector.Snapshot{Bonds: []collector.BondSample{{
+	snap := &model.Snapshot{Bonds: []model.BondSample{{
 		Bond: bonding.Bond{Name: "bond\x1b[2J", MIIStatus: &up},
-		Slaves: []collector.SlaveSample{{
+		Slaves: []model.SlaveSample{{
 			Slave:      bonding.Slave{Name: "eth\u009b0\x7f", MIIStatus: &up},
-			SwitchSide: &collector.SwitchSide{Neighbor: &neighbors.Neighbor{Protocol: "lldp", ChassisID: "c\r\n", SystemName: &sysName, PortID: "p\x00"}},
-			Physical:   &collector.Physical{Module: &module.Module{Vendor: "AC\u0085ME", Type: "\u202aSFP"}},
+			SwitchSide: &model.SwitchSide{Neighbor: &neighbors.Neighbor{Protocol: "lldp", ChassisID: "c\r\n", SystemName: &sysName, PortID: "p\x00"}},
+			Physical:   &model.Physical{Module: &module.Module{Vendor: "AC\u0085ME", Type: "\u202aSFP"}},
 		}},
 	}}}
 	e := New()
@@ -228,7 +229,7 @@ func TestControlCharactersInLabels(t *testing.T) {
 // no stale bond metrics; the next good read brings them back.
 func TestReadFailureIsAMetric(t *testing.T) {
 	up := "up"
-	snap := &collector.Snapshot{Bonds: []collector.BondSample{{Bond: bonding.Bond{Name: "bond0", MIIStatus: &up}}}}
+	snap := &model.Snapshot{Bonds: []model.BondSample{{Bond: bonding.Bond{Name: "bond0", MIIStatus: &up}}}}
 	e := New()
 	e.Update(snap)
 	if got := find(t, scrape(t, e), "bondtop_read_success", nil); got != 1 {

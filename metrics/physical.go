@@ -4,7 +4,7 @@ import (
 	"strconv"
 
 	"github.com/bondtop/bondtop/bonding/module"
-	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/model"
 )
 
 // The slaves' physical layer (ethtool): the transceiver's light levels
@@ -40,7 +40,7 @@ var (
 		"1 when ethtool reports the slave's link detected, 0 when not.", gauge, slaveLabels...)
 )
 
-func collectPhysical(out batch, b *collector.BondSample, s *collector.SlaveSample) {
+func collectPhysical(out batch, b *model.BondSample, s *model.SlaveSample) {
 	if s.Physical == nil {
 		return
 	}

@@ -6,22 +6,22 @@ import (
 
 	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/bonding/module"
-	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/model"
 )
 
 func TestPhysicalMetrics(t *testing.T) {
 	temp, rx, dark, tx, corr, unc, bias := 41.5, 0.038, 0.0, 0.5, uint64(1234), uint64(7), 6.5
 	rxDBm, txDBm := -14.2, -3.0
 	up := true
-	snap := &collector.Snapshot{Bonds: []collector.BondSample{{Bond: bonding.Bond{Name: "bond0"}, Slaves: []collector.SlaveSample{
-		{Slave: bonding.Slave{Name: "eth0"}, Physical: &collector.Physical{
+	snap := &model.Snapshot{Bonds: []model.BondSample{{Bond: bonding.Bond{Name: "bond0"}, Slaves: []model.SlaveSample{
+		{Slave: bonding.Slave{Name: "eth0"}, Physical: &model.Physical{
 			LinkState: &bonding.LinkState{Detected: &up},
 			FEC:       &bonding.FEC{Configured: []string{"RS"}, Active: "RS", Corrected: &corr, Uncorrectable: &unc},
 			Module: &module.Module{Type: "QSFP28", Vendor: "ACME", PartNumber: "Q28-SR4", Serial: "S1", TemperatureC: &temp,
 				Lanes:      []module.Lane{{Lane: 1, RxPowerMW: &rx, RxPowerDBm: &rxDBm, TxPowerMW: &tx, TxPowerDBm: &txDBm, TxBiasMA: &bias}, {Lane: 2, RxPowerMW: &dark}},
 				Thresholds: &module.Thresholds{RxPowerMW: &module.Limits{LowWarning: 0.0631, LowAlarm: 0.0251, HighWarning: 0.7943, HighAlarm: 1}}},
 		}},
-		{Slave: bonding.Slave{Name: "veth1"}, Physical: &collector.Physical{LinkState: &bonding.LinkState{Detected: &up}}},
+		{Slave: bonding.Slave{Name: "veth1"}, Physical: &model.Physical{LinkState: &bonding.LinkState{Detected: &up}}},
 	}}}}
 	e := New()
 	e.Update(snap)

@@ -1,7 +1,7 @@
 package metrics
 
 import (
-	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/model"
 )
 
 // This file owns the bond settings an alert or a dashboard compares with
@@ -36,7 +36,7 @@ var (
 )
 
 // collectSettings emits the bond's settings and its usable slaves.
-func collectSettings(out batch, b *collector.BondSample) {
+func collectSettings(out batch, b *model.BondSample) {
 	for _, s := range []struct {
 		d  *desc
 		ms *int
@@ -71,7 +71,7 @@ func collectSettings(out batch, b *collector.BondSample) {
 // 802.3ad only those of the active aggregator, when the source told which
 // it is (a slave whose aggregator is unknown is given the benefit of the
 // doubt: it has link).
-func usableSlaves(b *collector.BondSample) int {
+func usableSlaves(b *model.BondSample) int {
 	n := 0
 	for i := range b.Slaves {
 		s := &b.Slaves[i]

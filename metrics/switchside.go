@@ -1,7 +1,7 @@
 package metrics
 
 import (
-	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/model"
 )
 
 // The switch's side of each slave: LACPDU counters, carrier transitions
@@ -20,7 +20,7 @@ var (
 		gauge, "bond", "slave", "protocol", "chassis_id", "system_name", "port_id", "port_description")
 )
 
-func collectSwitchSide(out batch, b *collector.BondSample, s *collector.SlaveSample) {
+func collectSwitchSide(out batch, b *model.BondSample, s *model.SlaveSample) {
 	if s.SwitchSide == nil {
 		return
 	}

@@ -4,17 +4,17 @@ import (
 	"testing"
 
 	"github.com/bondtop/bondtop/bonding"
-	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/collector/neighbors"
+	"github.com/bondtop/bondtop/model"
 )
 
 func TestSwitchSideMetrics(t *testing.T) {
 	name, descr := "leaf-a", "Ethernet1/1 \"uplink\""
 	age := 0.5
-	snap := &collector.Snapshot{Bonds: []collector.BondSample{{Bond: bonding.Bond{Name: "bond0"}, Slaves: []collector.SlaveSample{
-		{Slave: bonding.Slave{Name: "eth0"}, SwitchSide: &collector.SwitchSide{
+	snap := &model.Snapshot{Bonds: []model.BondSample{{Bond: bonding.Bond{Name: "bond0"}, Slaves: []model.SlaveSample{
+		{Slave: bonding.Slave{Name: "eth0"}, SwitchSide: &model.SwitchSide{
 			Neighbor: &neighbors.Neighbor{Protocol: "lldp", ChassisID: "02:aa:00:00:00:01", SystemName: &name, PortID: "Ethernet1/1", PortDescription: &descr},
-			LACPDU:   &collector.LACPDUSample{LACPDUCounters: bonding.LACPDUCounters{Rx: 7, Tx: 9, IllegalRx: 2}, LastRxAgeSeconds: &age},
+			LACPDU:   &model.LACPDUSample{LACPDUCounters: bonding.LACPDUCounters{Rx: 7, Tx: 9, IllegalRx: 2}, LastRxAgeSeconds: &age},
 			Carrier:  &bonding.CarrierCounts{Up: 3, Down: 2},
 		}},
 		{Slave: bonding.Slave{Name: "eth1"}}, // a source that does not listen

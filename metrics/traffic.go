@@ -1,7 +1,7 @@
 package metrics
 
 import (
-	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/model"
 )
 
 // The flow meter's metrics: the live hash check, the bytes counted in no
@@ -29,7 +29,7 @@ var (
 
 // collectTraffic emits the meter's metrics of every bond, and the map's
 // fill once.
-func collectTraffic(out batch, snap *collector.Snapshot) {
+func collectTraffic(out batch, snap *model.Snapshot) {
 	mapDone := false
 	for i := range snap.Bonds {
 		b := &snap.Bonds[i]

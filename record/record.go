@@ -32,9 +32,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/internal/filekind"
 	"github.com/bondtop/bondtop/internal/printable"
+	"github.com/bondtop/bondtop/model"
 )
 
 // FormatVersion is the version a header line carries. A reader refuses
@@ -159,7 +159,7 @@ func truncate(s string, n int) string {
 }
 
 // Write appends one snapshot and flushes it to the file.
-func (w *Writer) Write(s *collector.Snapshot) error { return w.writeLine(s) }
+func (w *Writer) Write(s *model.Snapshot) error { return w.writeLine(s) }
 
 func (w *Writer) writeLine(v any) error {
 	w.buf.Reset()
@@ -192,7 +192,7 @@ func (w *Writer) Close() error {
 // decoded form (nil when the Reader reads times only), and where it was.
 type Entry struct {
 	Raw      []byte
-	Snapshot *collector.Snapshot
+	Snapshot *model.Snapshot
 	Time     time.Time
 	// Line is the line of the uncompressed text (zcat FILE) it was on.
 	Line int
@@ -347,7 +347,7 @@ func (r *Reader) next() (Entry, error) {
 			err = json.Unmarshal(raw, &t)
 			e.Time = t.Time
 		} else {
-			var s collector.Snapshot
+			var s model.Snapshot
 			if err = json.Unmarshal(raw, &s); err == nil {
 				e.Raw, e.Snapshot, e.Time = bytes.Clone(raw), &s, s.Time
 			}

@@ -10,20 +10,21 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/model"
 )
 
 // demoSnapshots samples the demo host once a second for n seconds.
-func demoSnapshots(t *testing.T, n int) []*collector.Snapshot {
+func demoSnapshots(t *testing.T, n int) []*model.Snapshot {
 	t.Helper()
 	return demoSnapshotsTB(t, n)
 }
 
-func demoSnapshotsTB(t testing.TB, n int) []*collector.Snapshot {
+func demoSnapshotsTB(t testing.TB, n int) []*model.Snapshot {
 	t.Helper()
 	now := time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
 	s := collector.NewSampler(collector.NewDemoSource(clock), collector.Options{Clock: clock})
-	var out []*collector.Snapshot
+	var out []*model.Snapshot
 	for range n {
 		snap, err := s.Sample()
 		if err != nil {
@@ -35,7 +36,7 @@ func demoSnapshotsTB(t testing.TB, n int) []*collector.Snapshot {
 	return out
 }
 
-func writeRecording(t *testing.T, path string, snaps []*collector.Snapshot) {
+func writeRecording(t *testing.T, path string, snaps []*model.Snapshot) {
 	t.Helper()
 	w, err := Create(path, Header{Started: snaps[0].Time, Host: "test", Interval: 1})
 	if err != nil {
@@ -141,7 +142,7 @@ func FuzzReadFrom(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	_ = w.Write(&collector.Snapshot{Events: []collector.Event{}})
+	_ = w.Write(&model.Snapshot{Events: []model.Event{}})
 	_ = w.Close()
 	seed, _ := os.ReadFile(path)
 	buf.Write(seed)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/internal/cores"
+	"github.com/bondtop/bondtop/model"
 	"github.com/bondtop/bondtop/ui/term"
 	"github.com/gdamore/tcell/v2"
 	"github.com/gdamore/tcell/v2/terminfo"
@@ -21,7 +22,7 @@ type Feed interface {
 	// Run samples until ctx ends, handing each Snapshot to emit. It
 	// continues after Options.First: its first snapshot comes an interval
 	// (or a link change) later, never at once.
-	Run(ctx context.Context, emit func(*collector.Snapshot)) error
+	Run(ctx context.Context, emit func(*model.Snapshot)) error
 	History() *collector.History
 	Interval() time.Duration
 	// SetInterval changes the pace from any goroutine without blocking.
@@ -48,7 +49,7 @@ type Focuser interface {
 // (a *collector.Sampler with Options.Recycle): the dashboard hands back
 // each one once nothing on screen points into it, on the event loop.
 type Recycler interface {
-	Release(*collector.Snapshot)
+	Release(*model.Snapshot)
 }
 
 // seekStep is how far < and > jump in a replay.
@@ -59,7 +60,7 @@ type Options struct {
 	Feed Feed
 	// First is the snapshot taken before the screen opened (it proved the
 	// asked-for bonds exist); the feed's Run continues one interval later.
-	First *collector.Snapshot
+	First *model.Snapshot
 	// Bond is the bond to show first; "" takes the only bond or asks.
 	Bond string
 	// Screen is where to draw; nil opens the terminal.
@@ -152,7 +153,7 @@ type dashboard struct {
 // feedNews is what the feed tells the event loop: a snapshot, or the
 // error that ended the feed.
 type feedNews struct {
-	snap *collector.Snapshot
+	snap *model.Snapshot
 	err  error
 }
 
@@ -202,7 +203,7 @@ func newDashboard(o Options) *dashboard {
 		d.app.SetScreen(d.screen)
 	}
 	if o.First != nil {
-		d.apply([]*collector.Snapshot{o.First})
+		d.apply([]*model.Snapshot{o.First})
 	}
 	return d
 }
@@ -247,7 +248,7 @@ func (d *dashboard) run(ctx context.Context) error {
 
 // deliver hands a snapshot to the event loop. It runs on the sampler's
 // goroutine and never blocks.
-func (d *dashboard) deliver(s *collector.Snapshot) { d.news.put(feedNews{snap: s}) }
+func (d *dashboard) deliver(s *model.Snapshot) { d.news.put(feedNews{snap: s}) }
 
 // post runs fn on the event loop, from any goroutine, without waiting.
 func (d *dashboard) post(fn func()) { d.posted.put(fn) }
@@ -281,7 +282,7 @@ func (d *dashboard) applyNews(news []feedNews) {
 }
 
 // apply applies snapshots in order (the first one, and tests').
-func (d *dashboard) apply(batch []*collector.Snapshot) {
+func (d *dashboard) apply(batch []*model.Snapshot) {
 	for _, s := range batch {
 		d.model.Apply(s)
 	}
@@ -340,7 +341,7 @@ func (d *dashboard) prepareCharts() {
 
 // sameSeries reports whether lines are already b's and its slaves', in
 // order: then the chart keeps them (and its legend) from the last frame.
-func sameSeries(lines []chartLine, b *collector.BondSample) bool {
+func sameSeries(lines []chartLine, b *model.BondSample) bool {
 	if len(lines) != len(b.Slaves)+1 || lines[0].key.Bond != b.Name {
 		return false
 	}

@@ -7,9 +7,9 @@ import (
 
 	"github.com/gdamore/tcell/v2"
 
-	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/load"
 	"github.com/bondtop/bondtop/loadrun"
+	"github.com/bondtop/bondtop/model"
 )
 
 // The header says when sampling cannot keep the interval, with the pace
@@ -20,12 +20,12 @@ func TestHeaderShowsSamplingBehind(t *testing.T) {
 	mustNotContain(t, s.text(), "BEHIND")
 	late := *h.snaps[len(h.snaps)-1]
 	late.Behind = 1340 * time.Millisecond
-	s.d.apply([]*collector.Snapshot{&late})
+	s.d.apply([]*model.Snapshot{&late})
 	s.draw()
 	mustContain(t, s.text(), "BEHIND: every 1.34s")
 	kept := late
 	kept.Behind = 0
-	s.d.apply([]*collector.Snapshot{&kept})
+	s.d.apply([]*model.Snapshot{&kept})
 	s.draw()
 	mustNotContain(t, s.text(), "BEHIND")
 }

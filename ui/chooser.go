@@ -8,7 +8,7 @@ import (
 
 	"github.com/gdamore/tcell/v2"
 
-	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/model"
 )
 
 // The bond list (b, and at start on a host with several bonds): every
@@ -238,7 +238,7 @@ func (d *dashboard) renderChooser(width, height int) []line {
 
 // chooserRow is a bond at a glance: mode, slaves up of total, rates and
 // the worst finding.
-func (d *dashboard) chooserRow(b *collector.BondSample) line {
+func (d *dashboard) chooserRow(b *model.BondSample) line {
 	th := d.th
 	up := 0
 	for i := range b.Slaves {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/model"
 	"github.com/gdamore/tcell/v2"
 )
 
@@ -87,7 +88,7 @@ func TestPauseHoldsScreenAndEvents(t *testing.T) {
 	// eth0 comes back while paused: the screen stays, the event waits.
 	h.write("proc/net/bonding/bond0", activeBackupProc("eth1", "up", 1))
 	h.traffic(time.Second, map[string][2]float64{"eth1": {1e8, 1e8}, "bond0": {1e8, 1e8}})
-	s.d.apply([]*collector.Snapshot{h.sample(time.Second)})
+	s.d.apply([]*model.Snapshot{h.sample(time.Second)})
 	s.draw()
 	screen := s.text()
 	mustContain(t, screen, "12:01:00")
@@ -151,7 +152,7 @@ func TestBondVanishesAndReturns(t *testing.T) {
 	if err := removeAll(h, "proc/net/bonding/bond0"); err != nil {
 		t.Fatal(err)
 	}
-	s.d.apply([]*collector.Snapshot{h.sample(time.Second)})
+	s.d.apply([]*model.Snapshot{h.sample(time.Second)})
 	s.draw()
 	screen := s.text()
 	mustContain(t, screen, "GONE since 12:01:01")
@@ -161,7 +162,7 @@ func TestBondVanishesAndReturns(t *testing.T) {
 
 	h.write("sys/class/net/bonding_masters", "bond0\n")
 	h.write("proc/net/bonding/bond0", activeBackupProc("eth1", "up", 1))
-	s.d.apply([]*collector.Snapshot{h.sample(time.Second)})
+	s.d.apply([]*model.Snapshot{h.sample(time.Second)})
 	s.draw()
 	screen = s.text()
 	mustNotContain(t, screen, "GONE")
@@ -349,7 +350,7 @@ type tickingFeed struct {
 
 func (f *tickingFeed) Interval() time.Duration { return 5 * time.Millisecond }
 
-func (f *tickingFeed) Run(ctx context.Context, emit func(*collector.Snapshot)) error {
+func (f *tickingFeed) Run(ctx context.Context, emit func(*model.Snapshot)) error {
 	for n := 1; ; n++ {
 		select {
 		case <-ctx.Done():

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/model"
 )
 
 // TestDataAge: the header says how old a relayed bond's data is, and
@@ -18,10 +18,10 @@ func TestDataAge(t *testing.T) {
 		}
 		return b.String()
 	}
-	age := func(sec float64) *collector.BondSample {
-		return &collector.BondSample{DataAgeSeconds: &sec}
+	age := func(sec float64) *model.BondSample {
+		return &model.BondSample{DataAgeSeconds: &sec}
 	}
-	if got := text(dataAge(&collector.BondSample{}, th)); got != "" {
+	if got := text(dataAge(&model.BondSample{}, th)); got != "" {
 		t.Errorf("a local bond: %q, want nothing", got)
 	}
 	if got := text(dataAge(age(4.4), th)); got != "data 4s old" {

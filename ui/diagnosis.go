@@ -5,8 +5,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/diagnose"
+	"github.com/bondtop/bondtop/model"
 	"github.com/gdamore/tcell/v2"
 )
 
@@ -24,11 +24,11 @@ type diagState struct {
 
 // severityStyle is a finding's colour; the tag says it again in words,
 // for NO_COLOR terminals and colour-blind eyes.
-func (d *dashboard) severityStyle(s collector.Severity) (string, *tcell.Style) {
+func (d *dashboard) severityStyle(s model.Severity) (string, *tcell.Style) {
 	switch s {
-	case collector.SeverityCritical:
+	case model.SeverityCritical:
 		return "CRIT", d.th.bad
-	case collector.SeverityWarning:
+	case model.SeverityWarning:
 		return "WARN", d.th.warn
 	}
 	return "info", d.th.dim
@@ -117,7 +117,7 @@ func slavesNote(slaves []string) string {
 
 // whatIfLines is the what-if table: one row per policy, then one per
 // slave count under the current policy, each with its split.
-func (d *dashboard) whatIfLines(b *collector.BondSample, width int) []line {
+func (d *dashboard) whatIfLines(b *model.BondSample, width int) []line {
 	th := d.th
 	wt := diagnose.WhatIf(b)
 	if wt == nil {

@@ -4,14 +4,14 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/model"
 )
 
 // driftLines is the diagnosis panel's configuration section: which
 // system configures the bond, and each setting whose running value is
 // not the configured one, with the file and line to look at. Nothing
 // where the configuration was not read (the demo, a tree without etc/).
-func (d *dashboard) driftLines(b *collector.BondSample, width int) []line {
+func (d *dashboard) driftLines(b *model.BondSample, width int) []line {
 	th := d.th
 	switch {
 	case b.Drift == nil:

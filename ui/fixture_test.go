@@ -10,6 +10,7 @@ import (
 
 	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/model"
 )
 
 // host is a fake host root (DIR/proc, DIR/sys) whose counters a test moves
@@ -23,7 +24,7 @@ type host struct {
 	sampler *collector.Sampler
 	// bytes are the cumulative rx, tx counters per interface.
 	bytes map[string][2]uint64
-	snaps []*collector.Snapshot
+	snaps []*model.Snapshot
 	// made remembers directories created and counters written once, so
 	// 90 samples do not cost thousands of syscalls.
 	made map[string]bool
@@ -110,7 +111,7 @@ func (h *host) traffic(d time.Duration, rates map[string][2]float64) {
 }
 
 // sample advances the clock by d and samples.
-func (h *host) sample(d time.Duration) *collector.Snapshot {
+func (h *host) sample(d time.Duration) *model.Snapshot {
 	h.t.Helper()
 	h.now = h.now.Add(d)
 	s, err := h.sampler.Sample()

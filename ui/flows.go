@@ -7,8 +7,8 @@ import (
 	"strconv"
 
 	"github.com/bondtop/bondtop/bonding"
-	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/internal/units"
+	"github.com/bondtop/bondtop/model"
 	"github.com/gdamore/tcell/v2"
 )
 
@@ -97,8 +97,8 @@ func flowSlave(c *bonding.Choice) string {
 
 // sortedFlows are the table's flows after the filter, in the chosen order;
 // ties keep the kernel's dump order so rows do not jump between draws.
-func (d *dashboard) sortedFlows(t *collector.FlowTable) []*collector.Flow {
-	out := make([]*collector.Flow, 0, len(t.Flows))
+func (d *dashboard) sortedFlows(t *model.FlowTable) []*model.Flow {
+	out := make([]*model.Flow, 0, len(t.Flows))
 	for i := range t.Flows {
 		f := &t.Flows[i]
 		if d.flows.slave != "" && f.Choice.Slave != d.flows.slave && f.Choice.Outcome != bonding.EverySlave {
@@ -106,7 +106,7 @@ func (d *dashboard) sortedFlows(t *collector.FlowTable) []*collector.Flow {
 		}
 		out = append(out, f)
 	}
-	weight := func(f *collector.Flow, tx bool) float64 {
+	weight := func(f *model.Flow, tx bool) float64 {
 		switch {
 		case f.HaveRate && tx:
 			return f.TxBps
@@ -119,7 +119,7 @@ func (d *dashboard) sortedFlows(t *collector.FlowTable) []*collector.Flow {
 		}
 		return -1
 	}
-	slices.SortStableFunc(out, func(a, b *collector.Flow) int {
+	slices.SortStableFunc(out, func(a, b *model.Flow) int {
 		switch d.flows.sort {
 		case flowByTx:
 			return cmp.Compare(weight(b, true), weight(a, true))

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/model"
 	"github.com/gdamore/tcell/v2"
 )
 
@@ -142,7 +142,7 @@ func BenchmarkMeasuredFlowsView100k(b *testing.B) {
 	s := demoSim(t, h, 160, 48, false)
 	bs := s.d.model.Selected()
 	big := *bs.Measured
-	big.Flows = make([]collector.MeasuredFlow, 100_000)
+	big.Flows = make([]model.MeasuredFlow, 100_000)
 	for i := range big.Flows {
 		f := bs.Measured.Flows[i%len(bs.Measured.Flows)]
 		fl := *f.Flow

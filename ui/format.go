@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/bonding"
-	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/internal/units"
+	"github.com/bondtop/bondtop/model"
 )
 
 // shortBits is a bit rate in at most 5 columns with an SI prefix and no
@@ -113,7 +113,7 @@ func makePortFlags(ps bonding.PortState, th *theme) line {
 
 // errorCounts is the interval's errors, drops and overruns as "e/d/o"
 // (rx and tx added up); "-" when the interval has no counts yet.
-func errorCounts(iv *collector.ErrorCounts) (string, bool) {
+func errorCounts(iv *model.ErrorCounts) (string, bool) {
 	if iv == nil {
 		return "-", false
 	}

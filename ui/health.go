@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/bondtop/bondtop/bonding"
-	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/model"
 )
 
 // severity orders findings: bad ones are listed first.
@@ -27,7 +27,7 @@ type finding struct {
 // down, LACP not negotiated or negotiated with the wrong partner, slaves
 // outside the active aggregator, errors. Deeper analysis (hash balance) is
 // the diagnose package's; these are what the panels highlight.
-func findings(b *collector.BondSample) []finding {
+func findings(b *model.BondSample) []finding {
 	var out []finding
 	add := func(sev severity, slave, format string, args ...any) {
 		out = append(out, finding{sev, slave, fmt.Sprintf(format, args...)})
@@ -105,7 +105,7 @@ func findings(b *collector.BondSample) []finding {
 
 // expectedPartner is the LACP partner the bond negotiated with: the active
 // aggregator's partner, or else the MAC most slaves hear. "" when unknown.
-func expectedPartner(b *collector.BondSample) string {
+func expectedPartner(b *model.BondSample) string {
 	if b.LACP != nil {
 		if mac := deref(b.LACP.PartnerMAC); mac != "" && mac != zeroMAC {
 			return mac

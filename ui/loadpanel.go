@@ -10,11 +10,11 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/diagnose"
 	"github.com/bondtop/bondtop/internal/units"
 	"github.com/bondtop/bondtop/load"
 	"github.com/bondtop/bondtop/loadrun"
+	"github.com/bondtop/bondtop/model"
 	"github.com/gdamore/tcell/v2"
 )
 
@@ -24,7 +24,7 @@ import (
 // route lookup) and the test's intervals come back through post.
 
 // EventLoadTest is the events log's kind for a finished load test.
-const EventLoadTest collector.EventKind = "load_test"
+const EventLoadTest model.EventKind = "load_test"
 
 // The form's fields, in order.
 const (
@@ -386,7 +386,7 @@ func (d *dashboard) loadInterval(gen int, iv load.Interval) {
 func (d *dashboard) loadDone(gen int, run *loadrun.Run, sum load.Summary, err error) {
 	p := d.loadp
 	// Every test's end goes to the events log, a superseded one's too.
-	d.model.addEvents([]collector.Event{{Time: d.now(), Bond: orText(run.Bond, d.model.Bond), Kind: EventLoadTest,
+	d.model.addEvents([]model.Event{{Time: d.now(), Bond: orText(run.Bond, d.model.Bond), Kind: EventLoadTest,
 		Message: loadSummaryText(run, &sum, err)}})
 	if gen != p.gen {
 		return
@@ -401,7 +401,7 @@ func (d *dashboard) loadDone(gen int, run *loadrun.Run, sum load.Summary, err er
 }
 
 // sampleOf is the named bond in the snapshot on screen, or nil.
-func (d *dashboard) sampleOf(bond string) *collector.BondSample {
+func (d *dashboard) sampleOf(bond string) *model.BondSample {
 	if d.model.Snap == nil || bond == "" {
 		return nil
 	}
@@ -740,11 +740,11 @@ func (d *dashboard) dockRect() (rect, bool) {
 // (DNS, the route lookup, a neighbour nudge), so the panel calls it off
 // the event loop, and never touches a widget from it.
 type LoadRunner interface {
-	Start(ctx context.Context, b *collector.BondSample, req loadrun.Request) (*loadrun.Run, error)
+	Start(ctx context.Context, b *model.BondSample, req loadrun.Request) (*loadrun.Run, error)
 }
 
 // targetProposer is a LoadRunner that knows where a test of the bond
 // should go before the admin types it (the demo's simulated peer).
 type targetProposer interface {
-	ProposeTarget(b *collector.BondSample) string
+	ProposeTarget(b *model.BondSample) string
 }

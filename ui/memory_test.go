@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/model"
 	"github.com/gdamore/tcell/v2"
 )
 
@@ -27,7 +28,7 @@ func TestHourOfHistoryMemory(t *testing.T) {
 			s := collector.NewSampler(newMemSource(t), collector.Options{
 				Interval: interval, Clock: func() time.Time { return now },
 			})
-			sample := func() *collector.Snapshot {
+			sample := func() *model.Snapshot {
 				now = now.Add(interval)
 				snap, err := s.Sample()
 				if err != nil {
@@ -46,7 +47,7 @@ func TestHourOfHistoryMemory(t *testing.T) {
 				if i%100 == 0 || i == n-1 {
 					// Draw now and then: the dashboard applies every
 					// snapshot, the screen follows at its own pace.
-					d.apply([]*collector.Snapshot{snap})
+					d.apply([]*model.Snapshot{snap})
 					sm.draw()
 				} else {
 					d.model.Apply(snap)

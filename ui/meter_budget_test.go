@@ -3,7 +3,7 @@ package ui
 import (
 	"testing"
 
-	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/model"
 )
 
 // Above its budget the eBPF meter counts 1 in N: the title and the status
@@ -18,11 +18,11 @@ func TestMeterSourceOverBudget(t *testing.T) {
 		{"ebpf", 20, "ebpf 1:20 over budget (~ estimates)", "meter ebpf 1:20 3/64k"},
 		{"sampled", 100, "sampled 1:100 (estimates)", "meter 1:100 3/64k"},
 	} {
-		m := &collector.MeasuredTraffic{Source: tc.source, SampleRate: tc.rate, MapEntries: 3, MapSize: 65536}
+		m := &model.MeasuredTraffic{Source: tc.source, SampleRate: tc.rate, MapEntries: 3, MapSize: 65536}
 		if got := meterSource(m); got != tc.title {
 			t.Errorf("%s 1:%d: title %q, want %q", tc.source, tc.rate, got, tc.title)
 		}
-		if got := meterStatus(&collector.BondSample{Measured: m}); got != tc.state {
+		if got := meterStatus(&model.BondSample{Measured: m}); got != tc.state {
 			t.Errorf("%s 1:%d: status %q, want %q", tc.source, tc.rate, got, tc.state)
 		}
 	}

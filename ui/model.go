@@ -5,8 +5,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/internal/natural"
+	"github.com/bondtop/bondtop/model"
 )
 
 // SortOrder is how the slaves table orders its rows.
@@ -50,7 +50,7 @@ const maxEvents = 1000
 // it, key handlers and new snapshots change it, all on the event loop.
 type Model struct {
 	// Snap is the snapshot on screen; nil until the first arrives.
-	Snap *collector.Snapshot
+	Snap *model.Snapshot
 	// Bond is the selected bond's name; "" while none is chosen.
 	Bond   string
 	Sort   SortOrder
@@ -65,13 +65,13 @@ type Model struct {
 	// Interval is the sampler's pace, shown in the header.
 	Interval time.Duration
 	// Events is the log, newest first.
-	Events []collector.Event
+	Events []model.Event
 	// SourceErr is set when the sampler stopped (the host became
 	// unreadable); the last snapshot stays on screen.
 	SourceErr error
 
-	held       *collector.Snapshot
-	heldEvents []collector.Event
+	held       *model.Snapshot
+	heldEvents []model.Event
 	// goneAt is when each bond that vanished mid-run was last missed.
 	goneAt map[string]time.Time
 	// known lists every bond seen, so a vanished bond stays selectable;
@@ -82,14 +82,14 @@ type Model struct {
 	// release, when set, hands back a snapshot the model no longer
 	// points into: the feed fills it again (a Recycler). kept are the
 	// snapshots it points into: Snap, held and those of lastSeen.
-	release func(*collector.Snapshot)
-	kept    []*collector.Snapshot
+	release func(*model.Snapshot)
+	kept    []*model.Snapshot
 }
 
 // seenSample is a bond's latest sample and the snapshot it is in.
 type seenSample struct {
-	sample *collector.BondSample
-	in     *collector.Snapshot
+	sample *model.BondSample
+	in     *model.Snapshot
 }
 
 // NewModel returns an empty model: enslave order, the shortest window.
@@ -102,7 +102,7 @@ func NewModel(interval time.Duration) *Model {
 
 // Apply takes a new snapshot. While paused it is held back; its events are
 // kept for the log all the same.
-func (m *Model) Apply(s *collector.Snapshot) {
+func (m *Model) Apply(s *model.Snapshot) {
 	if m.release != nil && !slices.Contains(m.kept, s) {
 		m.kept = append(m.kept, s)
 	}
@@ -132,7 +132,7 @@ func (m *Model) letGo() {
 
 // pointsInto reports whether the model still reads s: on screen, held
 // behind the pause, or the last sample of a bond that went away.
-func (m *Model) pointsInto(s *collector.Snapshot) bool {
+func (m *Model) pointsInto(s *model.Snapshot) bool {
 	if s == m.Snap || s == m.held {
 		return true
 	}
@@ -144,7 +144,7 @@ func (m *Model) pointsInto(s *collector.Snapshot) bool {
 	return false
 }
 
-func (m *Model) show(s *collector.Snapshot, events []collector.Event) {
+func (m *Model) show(s *model.Snapshot, events []model.Event) {
 	m.Snap = s
 	for i := range s.Bonds {
 		name := s.Bonds[i].Name
@@ -153,7 +153,7 @@ func (m *Model) show(s *collector.Snapshot, events []collector.Event) {
 		m.addKnown(name)
 	}
 	for _, e := range events {
-		if e.Kind == collector.EventBondGone {
+		if e.Kind == model.EventBondGone {
 			m.goneAt[e.Bond] = e.Time
 		}
 	}
@@ -174,11 +174,11 @@ func (m *Model) show(s *collector.Snapshot, events []collector.Event) {
 // newest first across snapshots; within one snapshot the collector's order
 // (bond before slaves: "failover", then "eth0 link down") reads better
 // than reversed, and they share a time anyway.
-func (m *Model) addEvents(events []collector.Event) {
+func (m *Model) addEvents(events []model.Event) {
 	if len(events) == 0 {
 		return
 	}
-	fresh := make([]collector.Event, 0, len(events)+len(m.Events))
+	fresh := make([]model.Event, 0, len(events)+len(m.Events))
 	fresh = append(fresh, events...)
 	fresh = append(fresh, m.Events...)
 	if len(fresh) > maxEvents {
@@ -254,7 +254,7 @@ func (m *Model) BondIndex() int { return slices.Index(m.known, m.Bond) }
 
 // Selected is the selected bond in the snapshot on screen, or nil (none
 // chosen, or gone).
-func (m *Model) Selected() *collector.BondSample {
+func (m *Model) Selected() *model.BondSample {
 	if m.Snap == nil || m.Bond == "" {
 		return nil
 	}
@@ -264,7 +264,7 @@ func (m *Model) Selected() *collector.BondSample {
 // LastSeen is the selected bond as last sampled: the snapshot's, or for a
 // bond that vanished, its last sample (the graphs keep showing its
 // history). nil when none was ever seen.
-func (m *Model) LastSeen() *collector.BondSample {
+func (m *Model) LastSeen() *model.BondSample {
 	if b := m.Selected(); b != nil {
 		return b
 	}
@@ -289,7 +289,7 @@ func (m *Model) CycleWindow() {
 // SlaveRow is a slave as the table lists it: the sample and its position
 // in the kernel's enslave order (which keys its colour).
 type SlaveRow struct {
-	*collector.SlaveSample
+	*model.SlaveSample
 	Index int
 }
 
@@ -328,7 +328,7 @@ func orZero(p *float64) float64 {
 	return *p
 }
 
-func errorTotal(iv *collector.ErrorCounts) uint64 {
+func errorTotal(iv *model.ErrorCounts) uint64 {
 	if iv == nil {
 		return 0
 	}

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/bonding"
-	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/internal/units"
+	"github.com/bondtop/bondtop/model"
 	"github.com/gdamore/tcell/v2"
 )
 
@@ -164,7 +164,7 @@ const staleAfter = time.Minute
 
 // dataAge says how old a relayed bond's data is (the fleet view: the
 // time since its exporter sampled); nothing for a bond read here.
-func dataAge(b *collector.BondSample, th *theme) line {
+func dataAge(b *model.BondSample, th *theme) line {
 	if b.DataAgeSeconds == nil {
 		return nil
 	}
@@ -189,8 +189,8 @@ func usesHashPolicy(mode string) bool {
 // speed in active-backup, the active aggregator's in 802.3ad, the slowest
 // slave's in broadcast (every frame goes everywhere), else the up slaves'
 // sum. 0 when unknown.
-func linkCapacity(b *collector.BondSample) int {
-	speed := func(s *collector.SlaveSample) int {
+func linkCapacity(b *model.BondSample) int {
+	speed := func(s *model.SlaveSample) int {
 		if s.SpeedMbps == nil || *s.SpeedMbps < 0 || deref(s.MIIStatus) != "up" {
 			return 0
 		}
@@ -315,7 +315,7 @@ func (d *dashboard) renderSide(width, _ int) []line {
 	return out
 }
 
-func (d *dashboard) lacpLines(b *collector.BondSample, width int) []line {
+func (d *dashboard) lacpLines(b *model.BondSample, width int) []line {
 	th := d.th
 	l := b.LACP
 	if l == nil {
@@ -384,7 +384,7 @@ func (d *dashboard) lacpLines(b *collector.BondSample, width int) []line {
 	return out
 }
 
-func (d *dashboard) failoverLines(b *collector.BondSample) []line {
+func (d *dashboard) failoverLines(b *model.BondSample) []line {
 	th := d.th
 	var out []line
 	kv := func(pairs ...string) line {
@@ -456,14 +456,14 @@ func (d *dashboard) renderEvents(width, _ int) []line {
 	return out
 }
 
-func eventStyle(th *theme, k collector.EventKind) *tcell.Style {
+func eventStyle(th *theme, k model.EventKind) *tcell.Style {
 	switch k {
-	case collector.EventLinkDown, collector.EventBondGone, collector.EventChurn,
-		collector.EventSlaveRemoved, collector.EventLinkFailure:
+	case model.EventLinkDown, model.EventBondGone, model.EventChurn,
+		model.EventSlaveRemoved, model.EventLinkFailure:
 		return th.bad
-	case collector.EventLinkUp, collector.EventBondAppeared, collector.EventSlaveAdded:
+	case model.EventLinkUp, model.EventBondAppeared, model.EventSlaveAdded:
 		return th.good
-	case collector.EventFailover, collector.EventAggregator, collector.EventPartnerMAC, collector.EventBondMIIChanged:
+	case model.EventFailover, model.EventAggregator, model.EventPartnerMAC, model.EventBondMIIChanged:
 		return th.warn
 	}
 	return th.base

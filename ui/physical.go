@@ -5,15 +5,15 @@ import (
 	"strings"
 
 	"github.com/bondtop/bondtop/bonding/module"
-	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/diagnose"
+	"github.com/bondtop/bondtop/model"
 )
 
 // physicalDetails are the details' rows for a slave's physical layer
 // (ethtool): link state, FEC, the transceiver and its light levels
 // against the module's own limits. Nothing the driver does not report
 // gets a row; a slave with nothing at all gets no block.
-func physicalDetails(th *theme, s *collector.SlaveSample) []line {
+func physicalDetails(th *theme, s *model.SlaveSample) []line {
 	p := s.Physical
 	if p == nil {
 		return nil

@@ -6,7 +6,7 @@ import (
 
 	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/bonding/module"
-	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/model"
 	"github.com/gdamore/tcell/v2"
 )
 
@@ -43,7 +43,7 @@ func TestPhysicalDetailsRows(t *testing.T) {
 	th := newTheme(false)
 	down, dark, weak, ok, tx, bias, unc := false, 0.0, 0.04, 0.5, 0.6, 7.0, uint64(12)
 	limits := &module.Limits{HighAlarm: 2, LowAlarm: 0.03, HighWarning: 1.5, LowWarning: 0.06}
-	s := &collector.SlaveSample{Physical: &collector.Physical{
+	s := &model.SlaveSample{Physical: &model.Physical{
 		LinkState: &bonding.LinkState{Detected: &down, ExtState: "no_cable"},
 		FEC:       &bonding.FEC{Configured: []string{"Auto", "RS"}, Uncorrectable: &unc},
 		Module: &module.Module{Type: "QSFP28", Vendor: "ACME", Lanes: []module.Lane{
@@ -93,11 +93,11 @@ func TestPhysicalDetailsRows(t *testing.T) {
 	}
 
 	up := true
-	only := physicalDetails(th, &collector.SlaveSample{Physical: &collector.Physical{LinkState: &bonding.LinkState{Detected: &up}}})
+	only := physicalDetails(th, &model.SlaveSample{Physical: &model.Physical{LinkState: &bonding.LinkState{Detected: &up}}})
 	if len(only) != 3 { // blank, heading, link detected
 		t.Errorf("a veth's block has %d rows, want 3", len(only))
 	}
-	if physicalDetails(th, &collector.SlaveSample{}) != nil {
+	if physicalDetails(th, &model.SlaveSample{}) != nil {
 		t.Error("a slave without physical data gets a block")
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/gdamore/tcell/v2"
 
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/model"
 )
 
 // fakePlayer is a recording's feed as the dashboard sees it: it notes the
@@ -42,7 +43,7 @@ func TestReplayKeys(t *testing.T) {
 		t.Fatalf("seeks %v, want %v", feed.seeks, want)
 	}
 	// The seek's snapshot arrives while paused: shown, not held.
-	d.apply([]*collector.Snapshot{h.sample(time.Second)})
+	d.apply([]*model.Snapshot{h.sample(time.Second)})
 	s.draw()
 	mustContain(t, s.text(), "12:01:01")
 	s.press("?")

@@ -15,16 +15,17 @@ import (
 	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/load"
 	"github.com/bondtop/bondtop/loadrun"
+	"github.com/bondtop/bondtop/model"
 )
 
 // recyclingDemo is a Sampler over the demo that fills again the
 // snapshots handed back to it, on a clock the test moves.
-func recyclingDemo(t *testing.T) (s *collector.Sampler, sample func() *collector.Snapshot) {
+func recyclingDemo(t *testing.T) (s *collector.Sampler, sample func() *model.Snapshot) {
 	now := start
 	clock := func() time.Time { return now }
 	s = collector.NewSampler(collector.NewDemoSource(clock), collector.Options{
 		Interval: time.Second, Clock: clock, Recycle: true, History: collector.NoHistory})
-	return s, func() *collector.Snapshot {
+	return s, func() *model.Snapshot {
 		t.Helper()
 		now = now.Add(time.Second)
 		snap, err := s.Sample()
@@ -35,7 +36,7 @@ func recyclingDemo(t *testing.T) (s *collector.Sampler, sample func() *collector
 	}
 }
 
-func snapJSON(t *testing.T, s *collector.Snapshot) string {
+func snapJSON(t *testing.T, s *model.Snapshot) string {
 	t.Helper()
 	b, err := json.Marshal(s)
 	if err != nil {
@@ -92,13 +93,13 @@ func TestModelHandsBackWhatItNoLongerShows(t *testing.T) {
 // sample on screen (graphs' legend, bond list), so its snapshot is not
 // handed back until the bond is sampled again.
 func TestModelKeepsAGoneBondsSnapshot(t *testing.T) {
-	var back []*collector.Snapshot
+	var back []*model.Snapshot
 	m := NewModel(time.Second)
-	m.release = func(s *collector.Snapshot) { back = append(back, s) }
-	bonds := func(names ...string) *collector.Snapshot {
-		s := &collector.Snapshot{Time: start}
+	m.release = func(s *model.Snapshot) { back = append(back, s) }
+	bonds := func(names ...string) *model.Snapshot {
+		s := &model.Snapshot{Time: start}
 		for _, n := range names {
-			s.Bonds = append(s.Bonds, collector.BondSample{Bond: bonding.Bond{Name: n}})
+			s.Bonds = append(s.Bonds, model.BondSample{Bond: bonding.Bond{Name: n}})
 		}
 		return s
 	}
@@ -127,12 +128,12 @@ func TestModelKeepsAGoneBondsSnapshot(t *testing.T) {
 type countingFeed struct {
 	*collector.Sampler
 	mu      sync.Mutex
-	seen    map[*collector.Snapshot]bool
+	seen    map[*model.Snapshot]bool
 	emitted int
 }
 
-func (f *countingFeed) Run(ctx context.Context, emit func(*collector.Snapshot)) error {
-	return f.Sampler.Run(ctx, func(s *collector.Snapshot) {
+func (f *countingFeed) Run(ctx context.Context, emit func(*model.Snapshot)) error {
+	return f.Sampler.Run(ctx, func(s *model.Snapshot) {
 		f.mu.Lock()
 		f.seen[s] = true
 		f.emitted++
@@ -155,7 +156,7 @@ func TestEventLoopHandsBackSnapshots(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	feed := &countingFeed{Sampler: s, seen: map[*collector.Snapshot]bool{}}
+	feed := &countingFeed{Sampler: s, seen: map[*model.Snapshot]bool{}}
 	screen := tcell.NewSimulationScreen("UTF-8")
 	l := &loopRun{t: t, screen: screen, done: make(chan error, 1),
 		d: newDashboard(Options{Feed: feed, First: first, Screen: screen, Bond: "bond0"})}
@@ -185,7 +186,7 @@ type heldRunner struct {
 	reread  chan chan string
 }
 
-func (r *heldRunner) Start(_ context.Context, b *collector.BondSample, _ loadrun.Request) (*loadrun.Run, error) {
+func (r *heldRunner) Start(_ context.Context, b *model.BondSample, _ loadrun.Request) (*loadrun.Run, error) {
 	asJSON := func() string {
 		out, err := json.Marshal(b)
 		if err != nil {
@@ -210,7 +211,7 @@ func TestLoadRunnerGetsABondOfItsOwn(t *testing.T) {
 	d.startLoad()
 	before := <-runner.started
 	for range 5 {
-		d.apply([]*collector.Snapshot{sample()}) // each hands back the one before
+		d.apply([]*model.Snapshot{sample()}) // each hands back the one before
 	}
 	answer := make(chan string)
 	runner.reread <- answer

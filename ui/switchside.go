@@ -7,8 +7,8 @@ import (
 
 	"github.com/gdamore/tcell/v2"
 
-	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/collector/neighbors"
+	"github.com/bondtop/bondtop/model"
 )
 
 // The switch's side of each slave: a SWITCH column in the slaves table,
@@ -22,7 +22,7 @@ const switchNameWidth = 28
 // switchColumn shows "system port" as the switch tells it, "no LLDP" when
 // bondtop listens and hears nothing, "-" (dropped when every slave has it)
 // for sources that do not listen.
-func switchColumn(th *theme, b *collector.BondSample) *column {
+func switchColumn(th *theme, b *model.BondSample) *column {
 	return &column{title: "SWITCH", priority: 65, cell: func(r SlaveRow) line {
 		if r.SwitchSide == nil {
 			return line{{"-", th.dim}}
@@ -46,7 +46,7 @@ func neighborLabel(n *neighbors.Neighbor) string {
 
 // neighborTrouble says what the switch port's own words contradict in the
 // bond's setup ("" when nothing).
-func neighborTrouble(b *collector.BondSample, s *collector.SlaveSample) string {
+func neighborTrouble(b *model.BondSample, s *model.SlaveSample) string {
 	n := s.Neighbor
 	var why []string
 	if n.Aggregation != nil && b != nil {
@@ -63,7 +63,7 @@ func neighborTrouble(b *collector.BondSample, s *collector.SlaveSample) string {
 	return strings.Join(why, ", ")
 }
 
-func neighborStyle(th *theme, b *collector.BondSample, s *collector.SlaveSample) *tcell.Style {
+func neighborStyle(th *theme, b *model.BondSample, s *model.SlaveSample) *tcell.Style {
 	if neighborTrouble(b, s) != "" {
 		return th.bad
 	}
@@ -72,7 +72,7 @@ func neighborStyle(th *theme, b *collector.BondSample, s *collector.SlaveSample)
 
 // neighborBeside is what the LACP panel shows after a slave's partner:
 // the switch port LLDP names, marked when it contradicts the bond.
-func neighborBeside(th *theme, b *collector.BondSample, s *collector.SlaveSample) line {
+func neighborBeside(th *theme, b *model.BondSample, s *model.SlaveSample) line {
 	if s.SwitchSide == nil {
 		return nil
 	}
@@ -88,7 +88,7 @@ func neighborBeside(th *theme, b *collector.BondSample, s *collector.SlaveSample
 }
 
 // switchDetails are the details' rows for the switch's side.
-func switchDetails(th *theme, b *collector.BondSample, s *collector.SlaveSample) []line {
+func switchDetails(th *theme, b *model.BondSample, s *model.SlaveSample) []line {
 	if s.SwitchSide == nil {
 		return nil
 	}

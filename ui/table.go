@@ -5,7 +5,7 @@ import (
 	"strconv"
 
 	"github.com/bondtop/bondtop/bonding"
-	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/model"
 	"github.com/gdamore/tcell/v2"
 	"github.com/rivo/tview"
 )
@@ -58,7 +58,7 @@ type column struct {
 }
 
 // selectedSlave is the slave under the cursor, or nil.
-func (t *slaveTable) selectedSlave() *collector.SlaveSample {
+func (t *slaveTable) selectedSlave() *model.SlaveSample {
 	rows := t.model.Rows()
 	if len(rows) == 0 {
 		return nil
@@ -77,7 +77,7 @@ func (t *slaveTable) cursor(rows []SlaveRow) int {
 
 // columns builds the columns that make sense for this bond, the rate
 // columns without bars (fit adds them).
-func (t *slaveTable) columns(b *collector.BondSample) []*column {
+func (t *slaveTable) columns(b *model.BondSample) []*column {
 	th := t.th
 	lacp := b.Is8023AD()
 	var activeAgg *int
@@ -90,7 +90,7 @@ func (t *slaveTable) columns(b *collector.BondSample) []*column {
 	for i := range b.Slaves {
 		busiest = max(busiest, orZero(b.Slaves[i].RxBps), orZero(b.Slaves[i].TxBps))
 	}
-	rate := func(bps *float64, s *collector.SlaveSample, barWidth int) line {
+	rate := func(bps *float64, s *model.SlaveSample, barWidth int) line {
 		if barWidth == 0 {
 			return line{{padLeft(shortBits(bps), 5), th.strong}}
 		}
@@ -187,14 +187,14 @@ func (t *slaveTable) columns(b *collector.BondSample) []*column {
 	return cols
 }
 
-func actorState(s *collector.SlaveSample) *bonding.PortState {
+func actorState(s *model.SlaveSample) *bonding.PortState {
 	if s.Actor == nil {
 		return nil
 	}
 	return s.Actor.PortState
 }
 
-func partnerState(s *collector.SlaveSample) *bonding.PortState {
+func partnerState(s *model.SlaveSample) *bonding.PortState {
 	if s.Partner == nil {
 		return nil
 	}
@@ -210,7 +210,7 @@ var barWidths = []int{24, 20, 16, 12, 10, 8, 6, 4}
 // when bars fit: their width follows from the bar width (5 digits, a
 // space, the bar), so the candidates are weighed by arithmetic, not by
 // rendering each.
-func (t *slaveTable) fit(b *collector.BondSample, rows []SlaveRow, width int) ([]*column, [][]line) {
+func (t *slaveTable) fit(b *model.BondSample, rows []SlaveRow, width int) ([]*column, [][]line) {
 	cols := dropEmpty(t.columns(b), rows)
 	cells, total := measure(cols, rows)
 	rateCols := 0

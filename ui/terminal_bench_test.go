@@ -10,6 +10,7 @@ import (
 
 	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/model"
 	"github.com/bondtop/bondtop/ui/term/termtest"
 	"github.com/gdamore/tcell/v2"
 	"github.com/gdamore/tcell/v2/terminfo"
@@ -115,7 +116,7 @@ func terminalDashboard(tb testing.TB, width, height int, painted bool) (*dashboa
 	s := collector.NewSampler(newMemSource(tb), collector.Options{
 		Interval: 100 * time.Millisecond, Clock: func() time.Time { return now },
 	})
-	tick := func() *collector.Snapshot {
+	tick := func() *model.Snapshot {
 		now = now.Add(100 * time.Millisecond)
 		snap, err := s.Sample()
 		if err != nil {
@@ -140,7 +141,7 @@ func terminalDashboard(tb testing.TB, width, height int, painted bool) (*dashboa
 	d := newDashboard(o)
 	tb.Cleanup(screen.Fini)
 	return d, tty, func() {
-		d.apply([]*collector.Snapshot{tick()})
+		d.apply([]*model.Snapshot{tick()})
 		d.app.ForceDraw()
 	}
 }

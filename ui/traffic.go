@@ -9,9 +9,9 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/collector/flowmeter"
 	"github.com/bondtop/bondtop/internal/units"
+	"github.com/bondtop/bondtop/model"
 )
 
 // The flows view over the flow meter's traffic: every flow on the bond's
@@ -59,8 +59,8 @@ func (f dirFilter) keeps(d flowmeter.Direction) bool {
 // measuredFlows are m's flows after the slave and direction filters, in
 // the chosen order (the traffic comes ranked by rate: that order needs no
 // sort, and ties keep it).
-func (d *dashboard) measuredFlows(m *collector.MeasuredTraffic) []*collector.MeasuredFlow {
-	out := make([]*collector.MeasuredFlow, 0, min(len(m.Flows), 4*maxFlowRows))
+func (d *dashboard) measuredFlows(m *model.MeasuredTraffic) []*model.MeasuredFlow {
+	out := make([]*model.MeasuredFlow, 0, min(len(m.Flows), 4*maxFlowRows))
 	for i := range m.Flows {
 		f := &m.Flows[i]
 		if d.flows.slave != "" && f.Slave != d.flows.slave || !d.flows.dir.keeps(f.Direction) {
@@ -70,13 +70,13 @@ func (d *dashboard) measuredFlows(m *collector.MeasuredTraffic) []*collector.Mea
 	}
 	switch d.flows.measuredSort {
 	case measuredByBytes:
-		slices.SortStableFunc(out, func(a, b *collector.MeasuredFlow) int { return cmp.Compare(b.Bytes, a.Bytes) })
+		slices.SortStableFunc(out, func(a, b *model.MeasuredFlow) int { return cmp.Compare(b.Bytes, a.Bytes) })
 	case measuredBySlave:
-		slices.SortStableFunc(out, func(a, b *collector.MeasuredFlow) int { return cmp.Compare(a.Slave, b.Slave) })
+		slices.SortStableFunc(out, func(a, b *model.MeasuredFlow) int { return cmp.Compare(a.Slave, b.Slave) })
 	case measuredBySource:
-		slices.SortStableFunc(out, func(a, b *collector.MeasuredFlow) int { return a.Src.Compare(b.Src) })
+		slices.SortStableFunc(out, func(a, b *model.MeasuredFlow) int { return a.Src.Compare(b.Src) })
 	case measuredByDest:
-		slices.SortStableFunc(out, func(a, b *collector.MeasuredFlow) int { return a.Dst.Compare(b.Dst) })
+		slices.SortStableFunc(out, func(a, b *model.MeasuredFlow) int { return a.Dst.Compare(b.Dst) })
 	}
 	return out
 }
@@ -99,7 +99,7 @@ func macText(m [6]byte) string {
 
 // meterSource names the source for the view's title: "ebpf", "ebpf
 // 1:20 over budget (~ estimates)" or "sampled 1:100 (estimates)".
-func meterSource(m *collector.MeasuredTraffic) string {
+func meterSource(m *model.MeasuredTraffic) string {
 	switch {
 	case m.Source == string(flowmeter.SourceSampled):
 		return fmt.Sprintf("sampled 1:%d (estimates)", m.SampleRate)
@@ -111,7 +111,7 @@ func meterSource(m *collector.MeasuredTraffic) string {
 
 // agreementText is the live hash check in one line: "hash check 23/23 tx
 // flows on the predicted slave (100% of bytes)".
-func agreementText(m *collector.MeasuredTraffic) (string, bool) {
+func agreementText(m *model.MeasuredTraffic) (string, bool) {
 	a := m.Agreement
 	predictable := a.Flows - a.Unpredictable
 	if predictable <= 0 {
@@ -130,7 +130,7 @@ func agreementText(m *collector.MeasuredTraffic) (string, bool) {
 	return text, a.Agree == predictable
 }
 
-func (d *dashboard) renderMeasured(b *collector.BondSample, width int) []line {
+func (d *dashboard) renderMeasured(b *model.BondSample, width int) []line {
 	th := d.th
 	m := b.Measured
 	filter := "all slaves"
@@ -190,7 +190,7 @@ func (d *dashboard) renderMeasured(b *collector.BondSample, width int) []line {
 // a padded line for each of up to maxFlowRows flows, were built again on
 // each of the nine frames in between at 100 ms.
 type flowRowsMemo struct {
-	m      *collector.MeasuredTraffic
+	m      *model.MeasuredTraffic
 	state  flowsState
 	width  int
 	th     *theme
@@ -199,10 +199,10 @@ type flowRowsMemo struct {
 }
 
 // rows are the flow table's heading and rows for b's traffic.
-func (memo *flowRowsMemo) rows(d *dashboard, b *collector.BondSample, width, nameW int, filter string) []line {
+func (memo *flowRowsMemo) rows(d *dashboard, b *model.BondSample, width, nameW int, filter string) []line {
 	m := b.Measured
 	if memo.out != nil && memo.m == m && memo.state == d.flows && memo.width == width && memo.th == d.th &&
-		slices.EqualFunc(memo.slaves, b.Slaves, func(name string, s collector.SlaveSample) bool { return name == s.Name }) {
+		slices.EqualFunc(memo.slaves, b.Slaves, func(name string, s model.SlaveSample) bool { return name == s.Name }) {
 		return memo.out
 	}
 	memo.m, memo.state, memo.width, memo.th = m, d.flows, width, d.th
@@ -215,7 +215,7 @@ func (memo *flowRowsMemo) rows(d *dashboard, b *collector.BondSample, width, nam
 }
 
 // measuredRows builds the flow table's heading and rows.
-func (d *dashboard) measuredRows(b *collector.BondSample, width, nameW int, filter string) []line {
+func (d *dashboard) measuredRows(b *model.BondSample, width, nameW int, filter string) []line {
 	th := d.th
 	m := b.Measured
 	var out []line
@@ -292,7 +292,7 @@ func (d *dashboard) measuredRows(b *collector.BondSample, width, nameW int, filt
 
 // topTalkers are the busiest flows of one slave in each direction, for
 // its details (Enter).
-func (d *dashboard) topTalkers(b *collector.BondSample, slave string) []line {
+func (d *dashboard) topTalkers(b *model.BondSample, slave string) []line {
 	th := d.th
 	m := b.Measured
 	if m == nil || !m.Metered() {
@@ -326,7 +326,7 @@ func (d *dashboard) topTalkers(b *collector.BondSample, slave string) []line {
 
 // meterStatus is the meter's overhead for the status line: its flow map's
 // fill ("meter ebpf 46/64k").
-func meterStatus(b *collector.BondSample) string {
+func meterStatus(b *model.BondSample) string {
 	m := b.Measured
 	if !m.Metered() {
 		return ""

@@ -5,7 +5,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/model"
 )
 
 // stateLog is the --headless exporter's journal of the host's state: no
@@ -27,7 +27,7 @@ func newStateLog(w io.Writer) *stateLog {
 
 // sink is a collector sink: it runs on the sampling goroutine and only
 // reads the snapshot.
-func (l *stateLog) sink(snap *collector.Snapshot) {
+func (l *stateLog) sink(snap *model.Snapshot) {
 	states := hostStates(snap)
 	if len(states) == 0 && len(l.said) == 0 {
 		return // the usual tick: bonds seen, as root
@@ -49,7 +49,7 @@ func (l *stateLog) sink(snap *collector.Snapshot) {
 
 // hostStates lists, in words, what keeps the exporter from seeing the
 // bonds it could, each with the metric that tells Prometheus.
-func hostStates(snap *collector.Snapshot) []string {
+func hostStates(snap *model.Snapshot) []string {
 	var out []string
 	switch {
 	case snap.NoBonding:

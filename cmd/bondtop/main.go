@@ -19,6 +19,7 @@ import (
 	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/collector/flowmeter"
 	"github.com/bondtop/bondtop/internal/printable"
+	"github.com/bondtop/bondtop/model"
 )
 
 // version is set by the build (-ldflags "-X main.version=v1.2.3"); without
@@ -151,7 +152,7 @@ type options struct {
 	// sinks receive every snapshot (metrics, recorder), set up by run.
 	// sinkKeeps is set when one keeps the snapshot past its call (the
 	// metrics server serves the latest): no snapshot is filled again.
-	sinks     []func(*collector.Snapshot)
+	sinks     []func(*model.Snapshot)
 	sinkKeeps bool
 	// readFailed hears of every failed read in --headless (the metrics'
 	// error count); nil without --listen.

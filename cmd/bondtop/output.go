@@ -15,6 +15,7 @@ import (
 	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/internal/printable"
 	"github.com/bondtop/bondtop/internal/units"
+	"github.com/bondtop/bondtop/model"
 )
 
 // sampleAndPrint primes the sampler with one reading, then prints n
@@ -36,7 +37,7 @@ func sampleAndPrint(src collector.Source, o options, n int, w io.Writer) error {
 	defer stop()
 	var writeErr error
 	printed := 0
-	err := s.Intervals(ctx, n, func(snap *collector.Snapshot) {
+	err := s.Intervals(ctx, n, func(snap *model.Snapshot) {
 		if writeErr != nil {
 			return
 		}
@@ -66,7 +67,7 @@ func watch(src collector.Source, o options, w io.Writer) error {
 	defer stop()
 	s := collector.NewSampler(src, o.samplerHandingBack(src)) // each snapshot is printed, then handed back
 	first := true
-	return s.Run(ctx, func(snap *collector.Snapshot) {
+	return s.Run(ctx, func(snap *model.Snapshot) {
 		defer s.Release(snap)
 		if first {
 			first = false // no rates yet: wait for the second reading
@@ -135,7 +136,7 @@ func listBonds(src collector.Source, asJSON bool, w io.Writer) error {
 }
 
 // printSnapshot writes the compact per-bond table of --once.
-func printSnapshot(w io.Writer, snap *collector.Snapshot) error {
+func printSnapshot(w io.Writer, snap *model.Snapshot) error {
 	for i := range snap.Bonds {
 		if i > 0 {
 			fmt.Fprintln(w)
@@ -158,7 +159,7 @@ func printSnapshot(w io.Writer, snap *collector.Snapshot) error {
 	return nil
 }
 
-func printBond(w io.Writer, b *collector.BondSample) {
+func printBond(w io.Writer, b *model.BondSample) {
 	head := []string{b.Name, listMode(&b.Bond)}
 	if b.XmitHashPolicy != nil {
 		head = append(head, *b.XmitHashPolicy)
@@ -191,11 +192,11 @@ func printBond(w io.Writer, b *collector.BondSample) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	// FLOWS and PRED-TX (this host's sockets the hash sends on the slave,
 	// and their payload rate) only where there is a flow table.
-	flowCols := func(*collector.SlaveSample) string { return "" }
+	flowCols := func(*model.SlaveSample) string { return "" }
 	cols := "  SLAVE\tMII\tSTATE\tSPEED\tAGG\tACTOR\tPARTNER\tRX\tTX\tRX%\tTX%\tERR\tDROP\tFAILS"
 	if b.Flows != nil {
 		cols += "\tFLOWS\tPRED-TX"
-		flowCols = func(s *collector.SlaveSample) string {
+		flowCols = func(s *model.SlaveSample) string {
 			if s.Predicted == nil {
 				return "\t-\t-"
 			}
@@ -238,7 +239,7 @@ func printBond(w io.Writer, b *collector.BondSample) {
 
 // printFindings lists a bond's findings under its table, one line each;
 // --json carries the why and what to do (detail) too.
-func printFindings(w io.Writer, fs []collector.Finding) {
+func printFindings(w io.Writer, fs []model.Finding) {
 	for _, f := range fs {
 		fmt.Fprintf(w, "  %-8s %s  [%s]\n", printable.String(strings.ToUpper(string(f.Severity))), printable.String(f.Message), printable.String(f.ID))
 	}

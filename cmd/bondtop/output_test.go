@@ -12,6 +12,7 @@ import (
 
 	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/model"
 )
 
 // notifyingSource is an active-backup bond0 over eth0 and eth1 that fails
@@ -99,20 +100,20 @@ func (f *notifyingSource) readings() ([]time.Time, int, time.Time) {
 // reading the notification caused (between its start and the next
 // reading's), the silent change's by one of the re-reads that follow a
 // notification, none at the tick.
-func checkEventTimes(t *testing.T, src *notifyingSource, snap *collector.Snapshot) {
+func checkEventTimes(t *testing.T, src *notifyingSource, snap *model.Snapshot) {
 	t.Helper()
 	reads, notified, silentAt := src.readings()
 	if notified < 0 || notified+1 >= len(reads) {
 		t.Fatalf("reads at %v: none came after the notification", reads)
 	}
-	kinds := map[collector.EventKind]bool{}
+	kinds := map[model.EventKind]bool{}
 	for _, e := range snap.Events {
 		kinds[e.Kind] = true
 		if e.Time.Equal(snap.Time) {
 			t.Errorf("%s stamped at the tick (%s), not when bondtop read it", e.Kind, e.Time.Format(stamp))
 			continue
 		}
-		if e.Kind == collector.EventLinkFailure {
+		if e.Kind == model.EventLinkFailure {
 			// Found by one of the re-reads every 100 ms after the
 			// notification (not the tick: checked above).
 			if e.Time.Before(silentAt) {
@@ -126,7 +127,7 @@ func checkEventTimes(t *testing.T, src *notifyingSource, snap *collector.Snapsho
 				e.Kind, e.Time.Format(stamp), reads[notified].Format(stamp), reads[notified+1].Format(stamp), snap.Time.Format(stamp))
 		}
 	}
-	for _, k := range []collector.EventKind{collector.EventFailover, collector.EventLinkDown, collector.EventSlaveState, collector.EventLinkFailure} {
+	for _, k := range []model.EventKind{model.EventFailover, model.EventLinkDown, model.EventSlaveState, model.EventLinkFailure} {
 		if !kinds[k] {
 			t.Errorf("no %s event: %+v", k, snap.Events)
 		}
@@ -150,7 +151,7 @@ func TestCountEventsAtTheNotification(t *testing.T) {
 	if len(lines) != 3 {
 		t.Fatalf("%d lines, want 3:\n%s", len(lines), out.String())
 	}
-	snaps := make([]collector.Snapshot, len(lines))
+	snaps := make([]model.Snapshot, len(lines))
 	for i, l := range lines {
 		if err := json.Unmarshal([]byte(l), &snaps[i]); err != nil {
 			t.Fatalf("line %d: %v", i+1, err)
@@ -185,7 +186,7 @@ func TestOnceEventsAtTheNotification(t *testing.T) {
 	if err := sampleAndPrint(src, options{interval: interval, once: true, json: true}, 1, &out); err != nil {
 		t.Fatal(err)
 	}
-	var snap collector.Snapshot
+	var snap model.Snapshot
 	if err := json.Unmarshal(out.Bytes(), &snap); err != nil {
 		t.Fatalf("%v:\n%s", err, out.String())
 	}

@@ -15,13 +15,14 @@ import (
 	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/internal/filekind"
 	"github.com/bondtop/bondtop/internal/printable"
+	"github.com/bondtop/bondtop/model"
 	"github.com/bondtop/bondtop/record"
 )
 
 // startRecording opens --record FILE and returns the sink that appends
 // every snapshot, and a finish function that closes the file and returns
 // the first write error (a full disk must not go unnoticed).
-func startRecording(path string, o options) (sink func(*collector.Snapshot), finish func() error, err error) {
+func startRecording(path string, o options) (sink func(*model.Snapshot), finish func() error, err error) {
 	host, _ := os.Hostname()
 	w, err := record.Create(path, record.Header{Started: time.Now(), Host: host, Version: buildVersion(), Interval: o.interval.Seconds()})
 	if err != nil {
@@ -29,7 +30,7 @@ func startRecording(path string, o options) (sink func(*collector.Snapshot), fin
 	}
 	var mu sync.Mutex
 	var writeErr error
-	sink = func(s *collector.Snapshot) {
+	sink = func(s *model.Snapshot) {
 		mu.Lock()
 		defer mu.Unlock()
 		if writeErr == nil {
@@ -194,7 +195,7 @@ type replayFeed struct {
 	header   record.Header
 	readErr  error  // a damaged file's error: the snapshots after it are not played
 	warning  string // readErr, shown on the last snapshot
-	first    *collector.Snapshot
+	first    *model.Snapshot
 	hist     atomic.Pointer[collector.History]
 
 	// The file as Run reads it: rd's next snapshot is number rdNext.
@@ -268,7 +269,7 @@ func (f *replayFeed) Close() error {
 // snapshot reads snapshot i as the dashboard gets it: played forward it
 // is the next line of the open file; a jump back opens the file again.
 // Only Run's goroutine (and the constructor) call it.
-func (f *replayFeed) snapshot(i int) (*collector.Snapshot, error) {
+func (f *replayFeed) snapshot(i int) (*model.Snapshot, error) {
 	if f.rd == nil || i < f.rdNext {
 		if f.rd != nil {
 			f.rd.Close()
@@ -293,10 +294,10 @@ func (f *replayFeed) snapshot(i int) (*collector.Snapshot, error) {
 // historyUpTo builds the graphs' history from the recording up to
 // snapshot i, reading only the snapshots the history keeps, and returns
 // it with snapshot i.
-func (f *replayFeed) historyUpTo(i int) (*collector.History, *collector.Snapshot, error) {
+func (f *replayFeed) historyUpTo(i int) (*collector.History, *model.Snapshot, error) {
 	h := collector.NewHistory(collector.DefaultHistory, max(f.interval, collector.MinInterval))
 	from := sort.Search(i, func(j int) bool { return f.times[j] >= f.times[i]-int64(collector.DefaultHistory) })
-	var s *collector.Snapshot
+	var s *model.Snapshot
 	for j := from; j <= i; j++ {
 		var err error
 		if s, err = f.snapshot(j); err != nil {
@@ -309,7 +310,7 @@ func (f *replayFeed) historyUpTo(i int) (*collector.History, *collector.Snapshot
 
 // shown is the snapshot as the dashboard gets it: the last one of a damaged
 // recording carries the read error as a warning.
-func (f *replayFeed) shown(s *collector.Snapshot, last bool) *collector.Snapshot {
+func (f *replayFeed) shown(s *model.Snapshot, last bool) *model.Snapshot {
 	if last && f.warning != "" {
 		s.Warnings = append(s.Warnings, f.warning)
 	}
@@ -317,11 +318,11 @@ func (f *replayFeed) shown(s *collector.Snapshot, last bool) *collector.Snapshot
 }
 
 // First is the first recorded snapshot.
-func (f *replayFeed) First() *collector.Snapshot { return f.first }
+func (f *replayFeed) First() *model.Snapshot { return f.first }
 
 // Run plays the snapshots after the first until ctx ends, waiting while
 // paused or at the end of the recording (a seek back plays again).
-func (f *replayFeed) Run(ctx context.Context, emit func(*collector.Snapshot)) error {
+func (f *replayFeed) Run(ctx context.Context, emit func(*model.Snapshot)) error {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {

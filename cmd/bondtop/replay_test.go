@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/model"
 	"github.com/bondtop/bondtop/record"
 )
 
@@ -46,10 +47,10 @@ func TestReplayFeedPauseSeek(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := make(chan *collector.Snapshot, 100)
+	got := make(chan *model.Snapshot, 100)
 	ctx, cancel := context.WithCancel(context.Background())
 	ran := make(chan error, 1)
-	go func() { ran <- f.Run(ctx, func(s *collector.Snapshot) { got <- s }) }()
+	go func() { ran <- f.Run(ctx, func(s *model.Snapshot) { got <- s }) }()
 	defer func() {
 		cancel()
 		if err := <-ran; err != nil {
@@ -58,8 +59,8 @@ func TestReplayFeedPauseSeek(t *testing.T) {
 		f.Close()
 	}()
 	t0 := f.First().Time
-	at := func(s *collector.Snapshot) time.Duration { return s.Time.Sub(t0) }
-	next := func() *collector.Snapshot {
+	at := func(s *model.Snapshot) time.Duration { return s.Time.Sub(t0) }
+	next := func() *model.Snapshot {
 		t.Helper()
 		select {
 		case s := <-got:
@@ -117,11 +118,11 @@ func TestReplayFeedStopsAtImpossibleTime(t *testing.T) {
 	if _, total := f.Position(); total != 3 || f.readErr == nil || !strings.Contains(f.readErr.Error(), "line 5: impossible timestamp") {
 		t.Fatalf("%d snapshots to play, error %v", total, f.readErr)
 	}
-	got := make(chan *collector.Snapshot, 10)
+	got := make(chan *model.Snapshot, 10)
 	ctx, cancel := context.WithCancel(context.Background())
 	ran := make(chan error, 1)
-	go func() { ran <- f.Run(ctx, func(s *collector.Snapshot) { got <- s }) }()
-	var last *collector.Snapshot
+	go func() { ran <- f.Run(ctx, func(s *model.Snapshot) { got <- s }) }()
+	var last *model.Snapshot
 	for range 2 {
 		select {
 		case last = <-got:

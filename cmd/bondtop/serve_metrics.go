@@ -12,6 +12,7 @@ import (
 	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/diagnose"
 	"github.com/bondtop/bondtop/drill"
+	"github.com/bondtop/bondtop/model"
 )
 
 // samplerOptions are the Sampler settings every mode shares, with the
@@ -52,7 +53,7 @@ func (o *options) samplerHandingBack(src collector.Source) collector.Options {
 // every snapshot, and every failed read (bondtop_read_success); Wake asks
 // --headless's Sampler for a snapshot when a scrape wants fresh counters.
 type metricsServer interface {
-	Update(*collector.Snapshot)
+	Update(*model.Snapshot)
 	ReadFailed()
 	Wake() <-chan struct{}
 }
@@ -73,7 +74,7 @@ func headless(src collector.Source, o options, stderr io.Writer) error {
 	s := collector.NewSampler(src, so)
 	fmt.Fprintf(stderr, "bondtop: serving metrics on %s://%s/metrics every %v; Ctrl-C stops\n", o.metricsScheme, o.listen, o.interval)
 	failing := ""
-	recovered := func(*collector.Snapshot) {
+	recovered := func(*model.Snapshot) {
 		if failing != "" {
 			fmt.Fprintln(stderr, "bondtop: reading again")
 			failing = ""

@@ -4,12 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"github.com/bondtop/bondtop/internal/printable"
+	"github.com/bondtop/bondtop/model"
 	"io"
 	"os"
 	"strings"
 	"text/tabwriter"
 
-	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/collector/flowmeter"
 	"github.com/bondtop/bondtop/internal/units"
 )
@@ -58,7 +58,7 @@ func whyNoMeter(err error) string {
 // limitFlows returns snap with at most n flows in each bond's traffic
 // (the busiest): snap itself when none has more. The snapshot is shared,
 // so the bonds are copied, never edited.
-func limitFlows(snap *collector.Snapshot, n int) *collector.Snapshot {
+func limitFlows(snap *model.Snapshot, n int) *model.Snapshot {
 	over := false
 	for i := range snap.Bonds {
 		if m := snap.Bonds[i].Measured; m != nil && len(m.Flows) > n {
@@ -69,7 +69,7 @@ func limitFlows(snap *collector.Snapshot, n int) *collector.Snapshot {
 		return snap
 	}
 	c := *snap
-	c.Bonds = make([]collector.BondSample, len(snap.Bonds))
+	c.Bonds = make([]model.BondSample, len(snap.Bonds))
 	copy(c.Bonds, snap.Bonds)
 	for i := range c.Bonds {
 		c.Bonds[i].Measured = c.Bonds[i].Measured.Top(n)
@@ -79,7 +79,7 @@ func limitFlows(snap *collector.Snapshot, n int) *collector.Snapshot {
 
 // printTraffic writes a bond's measured traffic under its table: the
 // source, the hash check, and the top talkers (at most top).
-func printTraffic(w io.Writer, b *collector.BondSample, top int) {
+func printTraffic(w io.Writer, b *model.BondSample, top int) {
 	m := b.Measured
 	if m == nil {
 		return

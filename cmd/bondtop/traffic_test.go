@@ -12,6 +12,7 @@ import (
 	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/collector/flowmeter"
 	"github.com/bondtop/bondtop/diagnose"
+	"github.com/bondtop/bondtop/model"
 	"github.com/bondtop/bondtop/record"
 )
 
@@ -22,7 +23,7 @@ func TestGoldenDemoTraffic(t *testing.T) {
 	now := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
 	s := collector.NewSampler(collector.NewDemoSource(clock), collector.Options{Clock: clock, Analyze: diagnose.NewWindow(0).Fill})
-	var snap *collector.Snapshot
+	var snap *model.Snapshot
 	for range 6 {
 		var err error
 		if snap, err = s.Sample(); err != nil {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/internal/dirstate"
+	"github.com/bondtop/bondtop/model"
 	"github.com/bondtop/bondtop/record"
 )
 
@@ -228,7 +229,7 @@ func TestEscapeNamesShownNotObeyed(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("--once --json: exit %d, %s", code, stderr)
 	}
-	var snap collector.Snapshot
+	var snap model.Snapshot
 	if err := json.Unmarshal([]byte(out), &snap); err != nil {
 		t.Fatal(err)
 	}

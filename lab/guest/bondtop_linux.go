@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/model"
 )
 
 // Bondtop is bondtop's collector as the product runs it: the live source
@@ -36,7 +37,7 @@ func NewBondtop(t testing.TB, interval time.Duration, bonds ...string) *Bondtop 
 }
 
 // Sample takes one synchronous snapshot.
-func (b *Bondtop) Sample(t testing.TB) *collector.Snapshot {
+func (b *Bondtop) Sample(t testing.TB) *model.Snapshot {
 	t.Helper()
 	snap, err := b.Sampler.Sample()
 	if err != nil {
@@ -46,7 +47,7 @@ func (b *Bondtop) Sample(t testing.TB) *collector.Snapshot {
 }
 
 // BondIn returns the named bond of a snapshot, failing the test without it.
-func BondIn(t testing.TB, snap *collector.Snapshot, name string) *collector.BondSample {
+func BondIn(t testing.TB, snap *model.Snapshot, name string) *model.BondSample {
 	t.Helper()
 	b := snap.Bond(name)
 	if b == nil {
@@ -56,7 +57,7 @@ func BondIn(t testing.TB, snap *collector.Snapshot, name string) *collector.Bond
 }
 
 // SlaveIn returns the named slave of a bond sample.
-func SlaveIn(t testing.TB, b *collector.BondSample, name string) *collector.SlaveSample {
+func SlaveIn(t testing.TB, b *model.BondSample, name string) *model.SlaveSample {
 	t.Helper()
 	for i := range b.Slaves {
 		if b.Slaves[i].Name == name {
@@ -71,7 +72,7 @@ func SlaveIn(t testing.TB, b *collector.BondSample, name string) *collector.Slav
 // included) and records every snapshot, each with the time it reached us.
 type Watch struct {
 	mu     sync.Mutex
-	snaps  []*collector.Snapshot
+	snaps  []*model.Snapshot
 	cancel context.CancelFunc
 	done   chan struct{}
 	err    error // Run's, once done is closed
@@ -83,7 +84,7 @@ func (b *Bondtop) Watch(t testing.TB) *Watch {
 	w := &Watch{cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(w.done)
-		w.err = b.Sampler.Run(ctx, func(s *collector.Snapshot) {
+		w.err = b.Sampler.Run(ctx, func(s *model.Snapshot) {
 			w.mu.Lock()
 			w.snaps = append(w.snaps, s)
 			w.mu.Unlock()
@@ -111,15 +112,15 @@ func (w *Watch) ended() (bool, error) {
 }
 
 // Snapshots returns the snapshots so far.
-func (w *Watch) Snapshots() []*collector.Snapshot {
+func (w *Watch) Snapshots() []*model.Snapshot {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return append([]*collector.Snapshot(nil), w.snaps...)
+	return append([]*model.Snapshot(nil), w.snaps...)
 }
 
 // Events returns every event so far.
-func (w *Watch) Events() []collector.Event {
-	var evs []collector.Event
+func (w *Watch) Events() []model.Event {
+	var evs []model.Event
 	for _, s := range w.Snapshots() {
 		evs = append(evs, s.Events...)
 	}
@@ -127,7 +128,7 @@ func (w *Watch) Events() []collector.Event {
 }
 
 // WaitEvent waits until an event matching match arrives and returns it.
-func (w *Watch) WaitEvent(t testing.TB, timeout time.Duration, what string, match func(collector.Event) bool) collector.Event {
+func (w *Watch) WaitEvent(t testing.TB, timeout time.Duration, what string, match func(model.Event) bool) model.Event {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
@@ -175,7 +176,7 @@ func (w *Watch) summary() string {
 }
 
 // FormatEvents lists events one per line, for messages.
-func FormatEvents(evs []collector.Event) string {
+func FormatEvents(evs []model.Event) string {
 	out := ""
 	for _, e := range evs {
 		out += "\n\t" + e.Time.Format("15:04:05.000") + " " + string(e.Kind) + " " + e.Message
@@ -195,7 +196,7 @@ func FormatEvents(evs []collector.Event) string {
 // those brackets allow. It returns the kernel's per-slave deltas and the
 // worst error (%) against the brackets' midpoints, over the slaves that
 // carried traffic, and bondtop's sample of the bond after the traffic.
-func RateCheck(t testing.TB, bt *Bondtop, p *Pair, n, srcPort int, d time.Duration) ([]uint64, float64, *collector.BondSample) {
+func RateCheck(t testing.TB, bt *Bondtop, p *Pair, n, srcPort int, d time.Duration) ([]uint64, float64, *model.BondSample) {
 	t.Helper()
 	Settle(t, p.Slaves...)
 	t0a := time.Now()

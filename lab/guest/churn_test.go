@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/model"
 )
 
 // TestChurn: while traffic flows and bondtop samples every 100 ms, a slave
@@ -36,8 +36,8 @@ func TestChurn(t *testing.T) {
 	if slaves := Sysfs(t, p.Bond, "bonding/slaves"); strings.Contains(slaves, "dut1") {
 		t.Fatalf("kernel still lists dut1: %s", slaves)
 	}
-	ev := w.WaitEvent(t, 10*time.Second, "slave_removed dut1", func(e collector.Event) bool {
-		return e.Kind == collector.EventSlaveRemoved && e.Slave == "dut1"
+	ev := w.WaitEvent(t, 10*time.Second, "slave_removed dut1", func(e model.Event) bool {
+		return e.Kind == model.EventSlaveRemoved && e.Slave == "dut1"
 	})
 	Measure(t, "churn_event_lag[release->slave_removed]", float64(ev.Time.Sub(released).Milliseconds()), "ms")
 	time.Sleep(time.Second)
@@ -46,8 +46,8 @@ func TestChurn(t *testing.T) {
 	if slaves := Sysfs(t, p.Bond, "bonding/slaves"); !strings.HasSuffix(slaves, "dut1") {
 		t.Fatalf("kernel slaves after re-enslaving: %s, want dut1 last", slaves)
 	}
-	w.WaitEvent(t, 10*time.Second, "slave_added dut1", func(e collector.Event) bool {
-		return e.Kind == collector.EventSlaveAdded && e.Slave == "dut1"
+	w.WaitEvent(t, 10*time.Second, "slave_added dut1", func(e model.Event) bool {
+		return e.Kind == model.EventSlaveAdded && e.Slave == "dut1"
 	})
 	time.Sleep(time.Second)
 	snaps := w.Snapshots()
@@ -65,8 +65,8 @@ func TestChurn(t *testing.T) {
 	if masters := Sysfs(t, "", "bonding_masters"); strings.Contains(masters, p.Bond) {
 		t.Fatalf("kernel still lists %s: %q", p.Bond, masters)
 	}
-	w.WaitEvent(t, 10*time.Second, "bond_gone bond0", func(e collector.Event) bool {
-		return e.Kind == collector.EventBondGone && e.Bond == p.Bond
+	w.WaitEvent(t, 10*time.Second, "bond_gone bond0", func(e model.Event) bool {
+		return e.Kind == model.EventBondGone && e.Bond == p.Bond
 	})
 	time.Sleep(500 * time.Millisecond)
 	tr.Stop() // the streams broke with the bond; their errors do not matter
@@ -103,7 +103,7 @@ func TestChurn(t *testing.T) {
 	all := w.Snapshots()
 	// trafficOf is the traffic of bond (slave "") or of one of its
 	// slaves in s; nil when s has neither.
-	trafficOf := func(s *collector.Snapshot, bond, slave string) *collector.Traffic {
+	trafficOf := func(s *model.Snapshot, bond, slave string) *model.Traffic {
 		b := s.Bond(bond)
 		switch {
 		case b == nil:
@@ -151,6 +151,6 @@ func TestChurn(t *testing.T) {
 }
 
 // totalsText is the byte and packet totals, for a failure message.
-func totalsText(t collector.Totals) string {
+func totalsText(t model.Totals) string {
 	return fmt.Sprintf("rx %s B %s p, tx %s B %s p", Show(t.RxBytes), Show(t.RxPackets), Show(t.TxBytes), Show(t.TxPackets))
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/diagnose"
 	"github.com/bondtop/bondtop/intent"
+	"github.com/bondtop/bondtop/model"
 )
 
 // driftYAML is the guest's /etc/netplan file; the bond is created with
@@ -74,14 +75,14 @@ func TestConfigDrift(t *testing.T) {
 	}
 	t.Cleanup(func() { src.Close() })
 	s := collector.NewSampler(src, collector.Options{Bonds: []string{p.Bond}, History: time.Minute, Analyze: diagnose.NewWindow(0).Fill})
-	sample := func() (*collector.BondSample, []collector.Event) {
+	sample := func() (*model.BondSample, []model.Event) {
 		snap, err := s.Sample()
 		if err != nil {
 			t.Fatal(err)
 		}
 		return BondIn(t, snap, p.Bond), snap.Events
 	}
-	has := func(b *collector.BondSample, id string) bool {
+	has := func(b *model.BondSample, id string) bool {
 		for _, f := range b.Findings {
 			if f.ID == id {
 				return true
@@ -123,7 +124,7 @@ func TestConfigDrift(t *testing.T) {
 	if err := p.Root.NL.LinkSetHardwareAddr(p.Root.Link(t, p.Bond), mac); err != nil {
 		t.Fatal(err)
 	}
-	var kinds []collector.EventKind
+	var kinds []model.EventKind
 	_, evs := sample()
 	time.Sleep(5200 * time.Millisecond)
 	b, evs2 := sample()
@@ -131,7 +132,7 @@ func TestConfigDrift(t *testing.T) {
 		kinds = append(kinds, e.Kind)
 		t.Logf("event %s", e.Message)
 	}
-	for _, k := range []collector.EventKind{collector.EventLACPSystem, collector.EventBondMAC} {
+	for _, k := range []model.EventKind{model.EventLACPSystem, model.EventBondMAC} {
 		found := false
 		for _, got := range kinds {
 			found = found || got == k

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/model"
 )
 
 // TestEscapeNamesLive: the kernel accepts interface names with terminal
@@ -59,7 +59,7 @@ func TestEscapeNamesLive(t *testing.T) {
 	}
 
 	out, _ := run("--once", "--json", "--interval", "200ms")
-	var snap collector.Snapshot
+	var snap model.Snapshot
 	if err := json.Unmarshal([]byte(out), &snap); err != nil {
 		t.Fatal(err)
 	}

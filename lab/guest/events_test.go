@@ -20,7 +20,7 @@ import (
 
 	"github.com/vishvananda/netlink"
 
-	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/model"
 )
 
 // Limits of TestCountEvents*, on the median over countRounds carrier
@@ -180,7 +180,7 @@ func countRound(t *testing.T, round int, p *Pair, want map[string]string, kernel
 		cmd.Wait()
 		t.Fatalf("round %d: bondtop printed no line; stderr: %s", round, stderr.String())
 	}
-	var s1 collector.Snapshot
+	var s1 model.Snapshot
 	if err := json.Unmarshal([]byte(first), &s1); err != nil {
 		t.Fatalf("round %d, first line: %v: %s", round, err, first)
 	}
@@ -236,7 +236,7 @@ func checkCountLines(t *testing.T, what string, lines []string, cut time.Time, w
 		t.Errorf("%s: %d lines, want 3", what, len(lines))
 		return figs
 	}
-	snaps := make([]collector.Snapshot, 3)
+	snaps := make([]model.Snapshot, 3)
 	for i, l := range lines {
 		if err := json.Unmarshal([]byte(l), &snaps[i]); err != nil {
 			t.Errorf("%s, line %d: %v", what, i+1, err)
@@ -274,7 +274,7 @@ func checkCountLines(t *testing.T, what string, lines []string, cut time.Time, w
 		}
 		for _, e := range s.Events {
 			key := string(e.Kind) + " " + e.Slave
-			if e.Kind == collector.EventPortState {
+			if e.Kind == model.EventPortState {
 				key += map[bool]string{true: " partner", false: " actor"}[strings.Contains(e.Message, "partner")]
 			}
 			key = strings.TrimSpace(key)
@@ -342,7 +342,7 @@ func checkCountLines(t *testing.T, what string, lines []string, cut time.Time, w
 type watchRef struct {
 	cmd   *exec.Cmd
 	rec   string
-	snaps []collector.Snapshot
+	snaps []model.Snapshot
 }
 
 func startWatchRef(t *testing.T, bond string) *watchRef {
@@ -367,7 +367,7 @@ func (r *watchRef) stop(t *testing.T) {
 		t.Fatalf("bondtop --replay %s --json: %v", r.rec, err)
 	}
 	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		var s collector.Snapshot
+		var s model.Snapshot
 		if err := json.Unmarshal([]byte(l), &s); err != nil {
 			t.Fatalf("the watch's recording: %v: %s", err, l)
 		}
@@ -375,8 +375,8 @@ func (r *watchRef) stop(t *testing.T) {
 	}
 }
 
-func (r *watchRef) events() []collector.Event {
-	var evs []collector.Event
+func (r *watchRef) events() []model.Event {
+	var evs []model.Event
 	for _, s := range r.snaps {
 		evs = append(evs, s.Events...)
 	}
@@ -384,13 +384,13 @@ func (r *watchRef) events() []collector.Event {
 }
 
 // event finds the watch's event matching e after the cut.
-func (r *watchRef) event(e collector.Event, cut time.Time) (collector.Event, bool) {
+func (r *watchRef) event(e model.Event, cut time.Time) (model.Event, bool) {
 	for _, x := range r.events() {
 		if x.Kind == e.Kind && x.Slave == e.Slave && x.Old == e.Old && x.New == e.New && x.Message == e.Message && x.Time.After(cut) {
 			return x, true
 		}
 	}
-	return collector.Event{}, false
+	return model.Event{}, false
 }
 
 func (r *watchRef) summary(cut time.Time) string {
@@ -447,7 +447,7 @@ func watchLinks(t *testing.T, p *Pair) *linkLog {
 // announced returns when a notification after t0 first carried e's new
 // value; false when none did (LACP details the kernel changes without a
 // notification).
-func (l *linkLog) announced(e collector.Event, t0 time.Time) (time.Time, bool) {
+func (l *linkLog) announced(e model.Event, t0 time.Time) (time.Time, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, u := range l.update {
@@ -457,7 +457,7 @@ func (l *linkLog) announced(e collector.Event, t0 time.Time) (time.Time, bool) {
 		a := u.link.Attrs()
 		if e.Slave == "" {
 			b, ok := u.link.(*netlink.Bond)
-			if ok && a.Name == e.Bond && e.Kind == collector.EventFailover && l.index[b.ActiveSlave] == e.New {
+			if ok && a.Name == e.Bond && e.Kind == model.EventFailover && l.index[b.ActiveSlave] == e.New {
 				return u.at, true
 			}
 			continue
@@ -468,15 +468,15 @@ func (l *linkLog) announced(e collector.Event, t0 time.Time) (time.Time, bool) {
 		}
 		var v string
 		switch e.Kind {
-		case collector.EventLinkDown, collector.EventLinkUp:
+		case model.EventLinkDown, model.EventLinkUp:
 			v = strings.ToLower(bs.MiiStatus.String())
-		case collector.EventSlaveState:
+		case model.EventSlaveState:
 			v = strings.ToLower(bs.State.String())
-		case collector.EventLinkFailure:
+		case model.EventLinkFailure:
 			v = strconv.Itoa(int(bs.LinkFailureCount))
-		case collector.EventAggregator:
+		case model.EventAggregator:
 			v = strconv.Itoa(int(bs.AggregatorId))
-		case collector.EventPortState:
+		case model.EventPortState:
 			if strings.Contains(e.Message, "partner") {
 				v = strconv.Itoa(int(bs.AdPartnerOperPortState))
 			} else {
@@ -554,8 +554,8 @@ func pollPortStates(slaves []string, d time.Duration) *portPoll {
 // changed brackets when the kernel changed e's port state after t0: after
 // the last read that showed another value began, before the first that
 // showed the new one ended.
-func (pp *portPoll) changed(e collector.Event, t0 time.Time) (after, before time.Time, ok bool) {
-	if e.Kind != collector.EventPortState {
+func (pp *portPoll) changed(e model.Event, t0 time.Time) (after, before time.Time, ok bool) {
+	if e.Kind != model.EventPortState {
 		return after, before, false
 	}
 	// The last value read before t0: when the first read after it already

@@ -12,7 +12,7 @@ import (
 
 	"github.com/vishvananda/netlink"
 
-	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/model"
 )
 
 // activeWatch records the kernel's own notifications of a bond's active
@@ -101,8 +101,8 @@ func TestActiveBackupFailover(t *testing.T) {
 	failover := func(cycle int, from, to string, change func()) {
 		t0 := time.Now()
 		change()
-		ev := w.WaitEvent(t, 5*time.Second, fmt.Sprintf("failover %s -> %s", from, to), func(e collector.Event) bool {
-			return e.Kind == collector.EventFailover && e.Bond == p.Bond && e.Time.After(t0)
+		ev := w.WaitEvent(t, 5*time.Second, fmt.Sprintf("failover %s -> %s", from, to), func(e model.Event) bool {
+			return e.Kind == model.EventFailover && e.Bond == p.Bond && e.Time.After(t0)
 		})
 		if ev.Old != from || ev.New != to {
 			t.Errorf("bondtop failover %q -> %q, want %s -> %s (%s)", ev.Old, ev.New, from, to, ev.Message)

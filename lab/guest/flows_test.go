@@ -15,6 +15,7 @@ import (
 	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/diagnose"
+	"github.com/bondtop/bondtop/model"
 )
 
 // flowShareTolerance is how far (absolute) a slave's share of the flow
@@ -72,7 +73,7 @@ func TestFlowTable(t *testing.T) {
 		StartTCP(t, p.Peer, p.Local, p.Remote, streams, firstPort)
 		time.Sleep(time.Second)
 		_, end := sampleAt(t, bt, p)
-		var b *collector.BondSample
+		var b *model.BondSample
 		var start dumpCounters
 		// Samples every half second, so the analyzer's window has rates
 		// to judge the imbalance by; the shares are compared over the
@@ -158,7 +159,7 @@ func livePredictor(t *testing.T, p *Pair, k bonding.KernelVersion) *bonding.Pred
 // firstPort+1, ...) is in b's flow table, once, established, with a rate,
 // predicted on the slave pred gives for its packets, and that the table
 // holds nothing else and nothing unpredictable.
-func checkFlowTable(t *testing.T, p *Pair, b *collector.BondSample, pred *bonding.Predictor, streams, firstPort int) *collector.FlowTable {
+func checkFlowTable(t *testing.T, p *Pair, b *model.BondSample, pred *bonding.Predictor, streams, firstPort int) *model.FlowTable {
 	t.Helper()
 	tab := b.Flows
 	if tab == nil {
@@ -176,7 +177,7 @@ func checkFlowTable(t *testing.T, p *Pair, b *collector.BondSample, pred *bondin
 	found := 0
 	for i := range streams {
 		port := uint16(firstPort + i)
-		var match []*collector.Flow
+		var match []*model.Flow
 		for j := range tab.Flows {
 			f := &tab.Flows[j]
 			if f.Proto == bonding.ProtoTCP && f.Local == netip.AddrPortFrom(local, port) && f.Remote == netip.AddrPortFrom(remote, 5201) {
@@ -215,7 +216,7 @@ func checkFlowTable(t *testing.T, p *Pair, b *collector.BondSample, pred *bondin
 // rates span (start and end, each read on both sides of its dump), logs
 // both with bondtop's own measured share, and returns the worst distance
 // of a prediction from the kernel's range.
-func compareShares(t *testing.T, what string, p *Pair, b *collector.BondSample, tab *collector.FlowTable, start, end dumpCounters) float64 {
+func compareShares(t *testing.T, what string, p *Pair, b *model.BondSample, tab *model.FlowTable, start, end dumpCounters) float64 {
 	t.Helper()
 	var predTotal float64
 	for _, s := range p.Slaves {
@@ -278,14 +279,14 @@ type dumpCounters struct{ before, after []uint64 }
 // sampleAt takes one bondtop sample (a socket dump) between two readings
 // of the slaves' tx_bytes. A stalled guest (single-threaded TCG on a busy
 // host stalled one for seconds) makes the readings far apart, never wrong.
-func sampleAt(t *testing.T, bt *Bondtop, p *Pair) (*collector.BondSample, dumpCounters) {
+func sampleAt(t *testing.T, bt *Bondtop, p *Pair) (*model.BondSample, dumpCounters) {
 	t.Helper()
 	before := Counters(t, "tx_bytes", p.Slaves...)
 	b := BondIn(t, bt.Sample(t), p.Bond)
 	return b, dumpCounters{before, Counters(t, "tx_bytes", p.Slaves...)}
 }
 
-func logFindings(t *testing.T, b *collector.BondSample) {
+func logFindings(t *testing.T, b *model.BondSample) {
 	t.Helper()
 	if len(b.Findings) == 0 {
 		t.Logf("findings: none")

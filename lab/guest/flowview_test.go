@@ -14,6 +14,7 @@ import (
 	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/collector/flowmeter"
 	"github.com/bondtop/bondtop/diagnose"
+	"github.com/bondtop/bondtop/model"
 )
 
 // TestFlowView: bondtop's collector over the real flow meter, as
@@ -108,7 +109,7 @@ func TestFlowView(t *testing.T) {
 // checkMarks: the host's streams (source ports firstPort...) are local,
 // with their rx side; the VM's datagrams forwarded; each stream's tx flow
 // on the slave bonding's predictor gives.
-func checkMarks(t *testing.T, l *meterLab, mt *collector.MeasuredTraffic, streams, firstPort int) {
+func checkMarks(t *testing.T, l *meterLab, mt *model.MeasuredTraffic, streams, firstPort int) {
 	t.Helper()
 	pred, err := bonding.NewPredictor(bondWhenUsable(t, l.p.Bond, len(l.p.Slaves)), l.k)
 	if err != nil {
@@ -150,7 +151,7 @@ func checkMarks(t *testing.T, l *meterLab, mt *collector.MeasuredTraffic, stream
 // meteredSampler is bondtop's collector as cmd/bondtop wires it on a live
 // host: the live source, the socket table, the flow meter and the
 // analyzer. It returns a function taking one sample of bond.
-func meteredSampler(t *testing.T, bond string) func() *collector.BondSample {
+func meteredSampler(t *testing.T, bond string) func() *model.BondSample {
 	t.Helper()
 	m, err := flowmeter.Open(flowmeter.Options{})
 	if err != nil {
@@ -169,7 +170,7 @@ func meteredSampler(t *testing.T, bond string) func() *collector.BondSample {
 	t.Cleanup(func() { lf.Close() })
 	s := collector.NewSampler(src, collector.Options{Interval: time.Second, Bonds: []string{bond}, History: time.Minute,
 		Flows: lf, FlowInterval: 100 * time.Millisecond, Meter: m, Analyze: diagnose.NewWindow(0).Fill})
-	return func() *collector.BondSample {
+	return func() *model.BondSample {
 		snap, err := s.Sample()
 		if err != nil {
 			t.Fatal(err)
@@ -198,7 +199,7 @@ func TestFlowViewSwitchHash(t *testing.T) {
 	if len(on) != 1 {
 		t.Fatalf("the partner's datagrams arrive on %v, want one slave (layer2, one MAC pair)", on)
 	}
-	var f *collector.Finding
+	var f *model.Finding
 	for i := range b.Findings {
 		if b.Findings[i].ID == diagnose.IDSwitchHash {
 			f = &b.Findings[i]

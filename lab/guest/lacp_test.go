@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/bonding"
-	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/model"
 )
 
 // lacpPair builds the 802.3ad scenario: bond0 (root) and pbond0 (peer),
@@ -187,8 +187,8 @@ func TestLACPUnpartnered(t *testing.T) {
 
 	// bondtop: the slave appeared, and a later snapshot shows it alone and
 	// defaulted, like the kernel.
-	w.WaitEvent(t, 5*time.Second, "slave_added dut2", func(e collector.Event) bool {
-		return e.Kind == collector.EventSlaveAdded && e.Slave == "dut2"
+	w.WaitEvent(t, 5*time.Second, "slave_added dut2", func(e model.Event) bool {
+		return e.Kind == model.EventSlaveAdded && e.Slave == "dut2"
 	})
 	time.Sleep(500 * time.Millisecond) // port states are polled, not notified
 	w.Stop()
@@ -215,7 +215,7 @@ func TestLACPUnpartnered(t *testing.T) {
 		}
 	}
 	t.Logf("bondtop events:%s", FormatEvents(w.Events()))
-	if !strings.Contains(strings.Join(kinds, " "), string(collector.EventSlaveAdded)) {
+	if !strings.Contains(strings.Join(kinds, " "), string(model.EventSlaveAdded)) {
 		t.Errorf("bondtop: no slave_added for dut2 (events for it: %v)", kinds)
 	}
 }

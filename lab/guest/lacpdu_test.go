@@ -14,6 +14,7 @@ import (
 	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/diagnose"
+	"github.com/bondtop/bondtop/model"
 	"golang.org/x/sys/unix"
 )
 
@@ -60,7 +61,7 @@ func countLACPDUs(t *testing.T, iface string) (stop func() int) {
 func htons16(v uint16) uint16 { return v<<8 | v>>8 }
 
 // lacpduOf is a slave's LACPDU sample, failing the test without one.
-func lacpduOf(t *testing.T, snap *collector.Snapshot, bond, slave string) *collector.LACPDUSample {
+func lacpduOf(t *testing.T, snap *model.Snapshot, bond, slave string) *model.LACPDUSample {
 	t.Helper()
 	s := SlaveIn(t, BondIn(t, snap, bond), slave)
 	if s.SwitchSide == nil || s.LACPDU == nil {
@@ -216,7 +217,7 @@ func TestCarrierFlapUnseen(t *testing.T) {
 	if s.Carrier == nil || int(s.Carrier.Down) != downAfter || int(s.Carrier.Up) != SysfsInt(t, p.Slaves[0], "carrier_up_count") {
 		t.Errorf("bondtop carrier %+v, sysfs down %d up %d", s.Carrier, downAfter, SysfsInt(t, p.Slaves[0], "carrier_up_count"))
 	}
-	var found *collector.Finding
+	var found *model.Finding
 	for i, f := range b.Findings {
 		if f.ID == diagnose.IDCarrierUnseen {
 			found = &b.Findings[i]

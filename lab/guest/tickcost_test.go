@@ -21,6 +21,7 @@ import (
 	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/diagnose"
 	"github.com/bondtop/bondtop/drill"
+	"github.com/bondtop/bondtop/model"
 )
 
 // TestLiveTickCost weighs the live sampler's tick against the two kernel
@@ -248,7 +249,7 @@ func TestLiveTickCost(t *testing.T) {
 		}
 	}
 	reader := newSource()
-	var lastTick, lastDiagnosed *collector.Snapshot
+	var lastTick, lastDiagnosed *model.Snapshot
 	if r, err := reader.Read(); err != nil || r.Bond(p.Bond) == nil {
 		t.Fatalf("live read: bond %s missing (%v)", p.Bond, err)
 	}
@@ -422,7 +423,7 @@ const maxSteadyTickAllocs = 0
 
 // sampleAgain hands back *last and samples into it, as the dashboard
 // hands back the snapshot it replaces.
-func sampleAgain(s *collector.Sampler, last **collector.Snapshot) error {
+func sampleAgain(s *collector.Sampler, last **model.Snapshot) error {
 	s.Release(*last)
 	snap, err := s.Sample()
 	*last = snap

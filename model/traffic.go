@@ -1,7 +1,6 @@
-package collector
+package model
 
 import (
-	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -274,7 +273,7 @@ type flowJSON struct {
 func (f MeasuredFlow) MarshalJSON() ([]byte, error) {
 	j := flowJSON{
 		Slave: f.Slave, Direction: f.Direction.String(), Proto: f.ProtoName(),
-		SrcPort: f.SrcPort, DstPort: f.DstPort, SrcMAC: macString(f.SrcMAC), DstMAC: macString(f.DstMAC),
+		SrcPort: f.SrcPort, DstPort: f.DstPort, SrcMAC: formatMAC(f.SrcMAC), DstMAC: formatMAC(f.DstMAC),
 		VLAN: f.VLAN, Bytes: f.Bytes, Packets: f.Packets, Local: f.Local, Sampled: f.Sampled,
 	}
 	if f.Src.IsValid() {
@@ -290,73 +289,6 @@ func (f MeasuredFlow) MarshalJSON() ([]byte, error) {
 		j.PredictedSlave = &p
 	}
 	return json.Marshal(j)
-}
-
-// rankEntry is a flow of a reading (index i) with its rate and bytes:
-// what the ranking sorts, 24 bytes where a flow is a few hundred, so
-// comparisons rarely reach into the flows themselves.
-type rankEntry struct {
-	bps   float64
-	bytes uint64
-	i     int32
-}
-
-// rankFlows orders entries by bit rate, highest first; ties (idle flows,
-// the first reading) by bytes, then by key, so the order is stable from
-// one reading to the next.
-func rankFlows(entries []rankEntry, flows []flowmeter.Flow) {
-	slices.SortFunc(entries, func(a, b rankEntry) int {
-		if a.bps != b.bps {
-			if a.bps > b.bps {
-				return -1
-			}
-			return 1
-		}
-		if a.bytes != b.bytes {
-			if a.bytes > b.bytes {
-				return -1
-			}
-			return 1
-		}
-		return compareKeys(&flows[a.i].Key, &flows[b.i].Key)
-	})
-}
-
-func compareKeys(a, b *flowmeter.Key) int {
-	if c := cmp.Compare(a.Ifindex, b.Ifindex); c != 0 {
-		return c
-	}
-	if c := cmp.Compare(a.Direction, b.Direction); c != 0 {
-		return c
-	}
-	if c := a.Src.Compare(b.Src); c != 0 {
-		return c
-	}
-	if c := a.Dst.Compare(b.Dst); c != 0 {
-		return c
-	}
-	if c := cmp.Compare(a.SrcPort, b.SrcPort); c != 0 {
-		return c
-	}
-	if c := cmp.Compare(a.DstPort, b.DstPort); c != 0 {
-		return c
-	}
-	if c := cmp.Compare(a.Proto, b.Proto); c != 0 {
-		return c
-	}
-	if c := cmp.Compare(a.EtherType, b.EtherType); c != 0 {
-		return c
-	}
-	if c := cmp.Compare(a.VLAN, b.VLAN); c != 0 {
-		return c
-	}
-	switch {
-	case a.Fragment == b.Fragment:
-		return 0
-	case a.Fragment:
-		return 1
-	}
-	return -1
 }
 
 // UnmarshalJSON reads the "traffic" object back (recordings): the flows
@@ -437,7 +369,7 @@ func (f *MeasuredFlow) UnmarshalJSON(data []byte) error {
 			f.Pps = *j.Pps
 		}
 	}
-	f.Predicted = rxChoice
+	f.Predicted = RxChoice
 	if f.IsTx() {
 		f.Predicted = bonding.Choice{Outcome: bonding.Unpredictable, Index: -1, Reason: "not recorded"}
 		if j.PredictedSlave != nil {
@@ -482,4 +414,20 @@ func parseMAC(s string) ([6]byte, error) {
 	}
 	copy(m[:], hw)
 	return m, nil
+}
+
+// RxChoice is the prediction of every received flow: the hash has no say.
+var RxChoice = bonding.Choice{Outcome: bonding.Unpredictable, Index: -1, Reason: "the switch (the link partner) picks the slave a frame arrives on"}
+
+// formatMAC writes m as the kernel does: lower-case hex, colons.
+func formatMAC(m [6]byte) string {
+	const hex = "0123456789abcdef"
+	out := make([]byte, 0, 17)
+	for i, b := range m {
+		if i > 0 {
+			out = append(out, ':')
+		}
+		out = append(out, hex[b>>4], hex[b&15])
+	}
+	return string(out)
 }

@@ -1,4 +1,4 @@
-package collector
+package model
 
 import (
 	"time"
@@ -8,9 +8,10 @@ import (
 )
 
 // Snapshot is one sample of every followed bond. It is immutable once the
-// Sampler hands it out: consumers (UI, JSON printer, recorder, metrics) may
-// keep and share it without copying, until they hand it back to a Sampler
-// with Options.Recycle (Sampler.Release), whose later tick fills it again.
+// Sampler (package collector) hands it out: consumers (UI, JSON printer,
+// recorder, metrics) may keep and share it without copying, until they
+// hand it back to a Sampler with collector.Options.Recycle
+// (Sampler.Release), whose later tick fills it again.
 type Snapshot struct {
 	Time time.Time `json:"time"`
 	// IntervalSeconds is the measured time since the previous sample, the
@@ -66,21 +67,23 @@ type BondSample struct {
 	Traffic
 	// Slaves hides bonding.Bond.Slaves in JSON: same order, with traffic.
 	Slaves []SlaveSample `json:"slaves"`
-	// Findings are the analyzer's diagnosis (Options.Analyze), worst
-	// first; nil when no analyzer ran.
+	// Findings are the analyzer's diagnosis (collector.Options.Analyze),
+	// worst first; nil when no analyzer ran.
 	Findings []Finding `json:"findings"`
 	// Intended is the bond as the host's configuration defines it; nil
 	// when no configuration defines it (or none was read). Drift lists
 	// the settings whose running value differs. The analyzer fills both.
 	Intended *intent.Bond   `json:"intended"`
 	Drift    []intent.Drift `json:"drift"`
-	// Flows is the latest flow table of the bond (Options.Flows), shared
-	// by the snapshots until the next socket dump; nil without a
-	// FlowReader. JSON carries only each slave's Predicted sums.
+	// Flows is the latest flow table of the bond
+	// (collector.Options.Flows), shared by the snapshots until the next
+	// socket dump; nil without a FlowReader. JSON carries only each
+	// slave's Predicted sums.
 	Flows *FlowTable `json:"-"`
 	// Measured is every flow the flow meter counted on the bond's slaves
-	// (Options.Meter), or why there is no meter (source "sockets"); nil
-	// when no meter was asked for (--root, --replay of old recordings).
+	// (collector.Options.Meter), or why there is no meter (source
+	// "sockets"); nil when no meter was asked for (--root, --replay of old
+	// recordings).
 	// The JSON key is "traffic"; the embedded Traffic above holds the
 	// bond's own counters.
 	Measured *MeasuredTraffic `json:"traffic,omitempty"`
@@ -166,13 +169,12 @@ func (e *ErrorCounts) Any() bool {
 }
 
 // Clone returns a copy of b that shares nothing a Sampler fills again
-// when its snapshots are handed back (Options.Recycle): the slaves, every
-// number, the predicted traffic and the switch sides (neighbour, LACPDU
-// sample) are its own.
-// What the snapshots share and never write (flow tables, measured
-// traffic, findings, carrier counts, the physical layer) stays shared.
-// It is for reading a sample off the goroutine that holds its snapshot,
-// or after handing the snapshot back.
+// when its snapshots are handed back (collector.Options.Recycle): the
+// slaves, every number, the predicted traffic and the switch sides
+// (neighbour, LACPDU sample) are its own. What the snapshots share and
+// never write (flow tables, measured traffic, findings, carrier counts,
+// the physical layer) stays shared. It is for reading a sample off the
+// goroutine that holds its snapshot, or after handing the snapshot back.
 func (b *BondSample) Clone() *BondSample {
 	c := *b
 	c.Traffic = b.Traffic.clone()

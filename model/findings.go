@@ -1,4 +1,4 @@
-package collector
+package model
 
 // Severity grades a Finding. The values are the JSON words.
 type Severity string
@@ -32,8 +32,9 @@ func (s Severity) Rank() int {
 // Finding is one diagnosis about a bond: what is wrong or worth knowing,
 // why, and what to do. The type lives here, not in package diagnose, so a
 // Snapshot can carry findings (JSON, recordings, the dashboard) while
-// collector stays free of diagnose: the Sampler runs an injected analyzer
-// (Options.Analyze), which diagnose provides.
+// the sampling engine (package collector) stays free of diagnose: its
+// Sampler runs an injected analyzer (collector.Options.Analyze), which
+// diagnose provides.
 type Finding struct {
 	// ID is stable across releases ("imbalance-tx", "lacp-defaulted"):
 	// scripts and the dashboard key on it. A bond has at most one finding

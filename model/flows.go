@@ -1,4 +1,4 @@
-package collector
+package model
 
 import (
 	"net/netip"
@@ -13,20 +13,6 @@ import (
 // host did not originate crosses the bond (forwarding, bridges, VMs,
 // containers in other network namespaces), or the hash is not the one
 // predicted (encap3+4 with socket hashes, balance-tlb/alb, balance-rr).
-
-// DefaultFlowInterval is how often the Sampler re-reads the sockets: a
-// dump of ten thousand sockets costs milliseconds, too much for every
-// 100 ms tick, and flows change slowly next to counters.
-const DefaultFlowInterval = 3 * time.Second
-
-// FlowReading is what a FlowReader saw at one instant.
-type FlowReading struct {
-	Sockets []Socket
-	// Kernel is the version the transmit hash is computed for.
-	Kernel bonding.KernelVersion
-	// Warnings say what could not be read (a dump, a route lookup).
-	Warnings []string
-}
 
 // Socket is one connected TCP or UDP socket and the way its packets leave.
 type Socket struct {
@@ -146,97 +132,4 @@ type Predicted struct {
 	Flows int `json:"flows"`
 	// TxBps is their payload rate; null until a second socket dump.
 	TxBps *float64 `json:"tx_bps"`
-}
-
-// readsMAC reports whether p hashes the destination MAC, so a flow whose
-// next hop's MAC is unknown cannot be placed.
-func readsMAC(p bonding.Policy) bool {
-	return p == bonding.PolicyLayer2 || p == bonding.PolicyLayer23 || p == bonding.PolicyEncap23
-}
-
-// socketRate is one socket's rates over a refresh interval.
-type socketRate struct {
-	ok     bool
-	tx, rx float64
-}
-
-// buildFlowTable predicts every socket of sockets that crosses b. rates
-// parallels sockets; seconds is their interval.
-func buildFlowTable(b *bonding.Bond, k bonding.KernelVersion, at time.Time, seconds float64, sockets []Socket, rates []socketRate) *FlowTable {
-	t := &FlowTable{Bond: b.Name, Time: at, Seconds: seconds, Kernel: k}
-	t.Slaves = make([]SlaveFlows, len(b.Slaves))
-	index := make(map[string]int, len(b.Slaves))
-	for i := range b.Slaves {
-		t.Slaves[i].Slave = b.Slaves[i].Name
-		index[b.Slaves[i].Name] = i
-	}
-	pred, err := bonding.NewPredictor(b, k)
-	if err != nil {
-		t.Err = err.Error()
-	}
-	macUnknown := pred != nil && readsMAC(pred.Policy) && (pred.Mode == bonding.ModeXOR || pred.Mode == bonding.Mode8023AD || (pred.Mode == bonding.ModeTLB && !pred.TLBDynamicLB))
-	n := 0
-	for i := range sockets {
-		if sockets[i].Path.Bond == b.Name {
-			n++
-		}
-	}
-	t.Flows = make([]Flow, 0, n)
-	for i := range sockets {
-		s := &sockets[i]
-		if s.Path.Bond != b.Name {
-			continue
-		}
-		f := Flow{Socket: *s}
-		if r := rates[i]; r.ok {
-			f.HaveRate, f.TxBps, f.RxBps = true, r.tx, r.rx
-		}
-		switch {
-		case pred == nil:
-			f.Choice = bonding.Choice{Outcome: bonding.Unpredictable, Index: -1, Reason: t.Err}
-		case macUnknown && !s.Path.HaveDstMAC:
-			f.Choice = bonding.Choice{Outcome: bonding.Unpredictable, Index: -1, Count: len(pred.Usable),
-				Reason: "the next hop's MAC is not in the neighbour table yet, and " + pred.Policy.String() + " hashes it"}
-		default:
-			p := f.Packet()
-			f.Choice = predict(pred, &p)
-		}
-		switch f.Choice.Outcome {
-		case bonding.Unpredictable:
-			t.Unpredictable++
-			if t.Reason == "" {
-				t.Reason = f.Choice.Reason
-			}
-		case bonding.Dropped:
-			t.Dropped++
-		case bonding.EverySlave:
-			for j := range t.Slaves {
-				t.Slaves[j].add(&f)
-			}
-		default:
-			if j, ok := index[f.Choice.Slave]; ok {
-				t.Slaves[j].add(&f)
-			}
-		}
-		t.Flows = append(t.Flows, f)
-	}
-	return t
-}
-
-func (s *SlaveFlows) add(f *Flow) {
-	s.Flows++
-	if f.HaveRate {
-		s.TxBps += f.TxBps
-		s.RxBps += f.RxBps
-	}
-}
-
-// predict is pred's choice for p, a packet the hash rejects (addresses
-// missing) counting as unpredictable with the reason.
-func predict(pred *bonding.Predictor, p *bonding.Flow) bonding.Choice {
-	c, err := pred.Predict(p)
-	if err != nil {
-		c = bonding.Choice{Outcome: bonding.Unpredictable, Index: -1, Reason: err.Error()}
-	}
-	return c
 }
