@@ -2,41 +2,11 @@ package collector
 
 import (
 	"fmt"
-	"io/fs"
-	"strings"
 	"time"
 
 	"github.com/bondtop/bondtop/bonding"
-	"github.com/bondtop/bondtop/intent"
 	"github.com/bondtop/bondtop/model"
 )
-
-// readHostConfig reads the configuration under fsys and the running
-// settings of bonds; fsys must resolve symbolic links (sysfs is made of
-// them).
-func readHostConfig(fsys fs.FS, bonds []bonding.Bond) *model.HostConfig {
-	hc := &model.HostConfig{Intent: intent.Read(fsys), Running: map[string]*model.RunningConfig{}}
-	for i := range bonds {
-		b := &bonds[i]
-		rc := &model.RunningConfig{Devices: map[string]bonding.Device{}}
-		rc.Options, _ = bonding.ReadOptions(fsys, b.Name)
-		if data, err := fs.ReadFile(fsys, bonding.SysClassNet+"/"+b.Name+"/address"); err == nil {
-			rc.HWAddr = strings.TrimSpace(string(data))
-		}
-		for j := range b.Slaves {
-			rc.Devices[b.Slaves[j].Name] = bonding.ReadDevice(fsys, b.Slaves[j].Name)
-		}
-		hc.Running[b.Name] = rc
-	}
-	return hc
-}
-
-// ReadConfig reads DIR/etc and DIR/sys through the tree's guarded file
-// system, on the Sampler's goroutine like Read: a bundle's /etc is as
-// untrusted as its /sys.
-func (s *RootSource) ReadConfig(bonds []bonding.Bond) *model.HostConfig {
-	return readHostConfig(s.fsys, bonds)
-}
 
 // configRefreshEvery is how often the Sampler re-reads configuration
 // files and running settings: a few dozen small files per bond.

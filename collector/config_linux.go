@@ -4,10 +4,11 @@ import (
 	"os"
 
 	"github.com/bondtop/bondtop/bonding"
+	"github.com/bondtop/bondtop/collector/internal/hostfiles"
 	"github.com/bondtop/bondtop/model"
 )
 
 // ReadConfig reads the host's /etc and the running bonds' sysfs.
 func (s *LiveSource) ReadConfig(bonds []bonding.Bond) *model.HostConfig {
-	return readHostConfig(os.DirFS("/"), bonds)
+	return hostfiles.ReadConfig(os.DirFS("/"), bonds)
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/bonding"
+	"github.com/bondtop/bondtop/model"
 )
 
 // DemoSource simulates a host with two bonds, so bondtop can be tried
@@ -280,6 +281,9 @@ func (d *DemoSource) Read() (Reading, error) {
 
 // Close ends nothing: the simulation has no resources.
 func (d *DemoSource) Close() error { return nil }
+
+// ReadHost gives the simulated host's settings: Linux's defaults.
+func (d *DemoSource) ReadHost() model.Host { return model.Host{TCPReordering: new(3)} }
 
 // state builds the bond as the kernel would show it now.
 func (sb *simBond) state() bonding.Bond {

@@ -1,9 +1,10 @@
 package collector
 
 import (
-	"github.com/bondtop/bondtop/model"
 	"testing"
 	"time"
+
+	"github.com/bondtop/bondtop/model"
 )
 
 // TestDemoTrafficAndEvents fast-forwards the demo: within 40 s of simulated

@@ -1,9 +1,10 @@
 package collector
 
 import (
-	"github.com/bondtop/bondtop/model"
 	"math"
 	"net/netip"
+
+	"github.com/bondtop/bondtop/model"
 )
 
 var _ FlowReader = (*DemoSource)(nil)

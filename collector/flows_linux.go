@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/bondtop/bondtop/bonding"
+	"github.com/bondtop/bondtop/collector/internal/hostfiles"
 	"github.com/bondtop/bondtop/model"
 )
 
@@ -108,7 +109,7 @@ func (f *LiveFlows) Close() error {
 }
 
 // ReadHost reads this host's /proc/sys.
-func (s *LiveSource) ReadHost() model.Host { return readHost(s.fsys) }
+func (s *LiveSource) ReadHost() model.Host { return hostfiles.ReadHost(s.fsys) }
 
 // The TCP states worth a flow: connected, or still sending. LISTEN,
 // TIME_WAIT, CLOSE and request minisockets carry no data.

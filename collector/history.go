@@ -1,11 +1,12 @@
 package collector
 
 import (
-	"github.com/bondtop/bondtop/model"
 	"math"
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/bondtop/bondtop/model"
 )
 
 // Series names one history line: a bond's or a slave's rx or tx bit rate.

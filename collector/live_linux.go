@@ -20,6 +20,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/bondtop/bondtop/bonding"
+	"github.com/bondtop/bondtop/collector/internal/hostfiles"
+	"github.com/bondtop/bondtop/collector/internal/recycle"
 	"github.com/bondtop/bondtop/collector/neighbors"
 )
 
@@ -96,8 +98,8 @@ type LiveSource struct {
 	slavesBuf []dumpedSlave
 	mineBuf   []dumpedSlave
 	idxBuf    []int
-	// arrays are the readings the Sampler handed back (recycle).
-	arrays   readingArrays
+	// arrays are the readings the Sampler handed back (Recycle).
+	arrays   recycle.Arrays
 	noAggBuf []string
 	// statsWanted is LACPDUCounters' scratch: the slaves it reads; and
 	// noStatsDump is set once the kernel refused a statistics dump.
@@ -214,11 +216,11 @@ func NewLiveSource() (*LiveSource, error) {
 // one of its slaves (carrier, failover, enslave, release, options).
 func (s *LiveSource) Changes() <-chan struct{} { return s.changes }
 
-// recycle takes back a reading's arrays for the next Read: a Sampler's
-// steady tick then allocates no reading.
-func (s *LiveSource) recycle(bonds []bonding.Bond) {
+// Recycle implements Recycler: it takes back a reading's arrays for
+// the next Read, so a Sampler's steady tick allocates no reading.
+func (s *LiveSource) Recycle(bonds []bonding.Bond) {
 	s.mu.Lock()
-	s.arrays.put(bonds)
+	s.arrays.Put(bonds)
 	s.mu.Unlock()
 }
 
@@ -352,7 +354,7 @@ func (s *LiveSource) build(r *Reading, gen uint64, now time.Time) error {
 		}
 		return nil
 	}
-	r.Bonds = s.arrays.takeBonds(len(bonds))
+	r.Bonds = s.arrays.TakeBonds(len(bonds))
 	for i := range bonds {
 		r.Bonds = append(r.Bonds, s.readBond(r, &bonds[i], slaves, gen, now))
 	}
@@ -696,7 +698,7 @@ func (s *LiveSource) readProc(c *liveBond, name string) {
 			return
 		}
 		c.proc = &p
-		if w := garbledWarnings("/"+file, notes.Garbled); len(w) > 0 {
+		if w := hostfiles.GarbledWarnings("/"+file, notes.Garbled); len(w) > 0 {
 			c.procWarn = strings.Join(w, "; ")
 		}
 	case errors.Is(err, fs.ErrNotExist):
@@ -793,7 +795,7 @@ func (mb *mergedBond) keep(b bonding.Bond, db *dumpedBond, mine []dumpedSlave, c
 // slaves are copied into an array from arrays (one a Sampler handed back,
 // or a new one): the kept bond's own array, which the reading it was
 // merged for holds too, is never written.
-func (mb *mergedBond) again(db *dumpedBond, mine []dumpedSlave, c *liveBond, procFresh bool, arrays *readingArrays) (bonding.Bond, bool) {
+func (mb *mergedBond) again(db *dumpedBond, mine []dumpedSlave, c *liveBond, procFresh bool, arrays *recycle.Arrays) (bonding.Bond, bool) {
 	if !mb.ok || db.memo != mb.bondMemo || db.memo.bondBuilt != mb.bondBuilt || len(mine) != len(mb.slaveMemos) ||
 		c.procGen != mb.procGen || c.sysfsGen != mb.sysfsGen || c.speedsGen != mb.speedsGen || procFresh != mb.procFresh {
 		return bonding.Bond{}, false
@@ -805,7 +807,7 @@ func (mb *mergedBond) again(db *dumpedBond, mine []dumpedSlave, c *liveBond, pro
 	}
 	b := mb.bond
 	b.Counters = bonding.NetlinkCounters(db.link.Attrs())
-	b.Slaves = arrays.takeSlaves(mb.bond.Slaves)
+	b.Slaves = arrays.TakeSlaves(mb.bond.Slaves)
 	for i := range b.Slaves {
 		b.Slaves[i].Counters = bonding.NetlinkCounters(mb.links[i])
 	}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/bondtop/bondtop/internal/nltest"
 	"net"
 	"os"
 	"runtime"
@@ -12,6 +11,8 @@ import (
 	"testing"
 	"testing/fstest"
 	"time"
+
+	"github.com/bondtop/bondtop/internal/nltest"
 
 	"github.com/mdlayher/ethtool"
 	"github.com/vishvananda/netlink"

@@ -2,10 +2,11 @@ package collector
 
 import (
 	"context"
-	"github.com/bondtop/bondtop/model"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bondtop/bondtop/model"
 )
 
 // slowSource takes longer to read than the interval asked for.

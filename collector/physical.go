@@ -1,10 +1,11 @@
 package collector
 
 import (
-	"github.com/bondtop/bondtop/model"
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/bondtop/bondtop/model"
 )
 
 // DefaultPhysicalInterval is how often each slave's physical layer (link

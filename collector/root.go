@@ -13,6 +13,9 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/bonding"
+	"github.com/bondtop/bondtop/collector/internal/hostfiles"
+	"github.com/bondtop/bondtop/collector/internal/recycle"
+	"github.com/bondtop/bondtop/model"
 )
 
 // configRefresh is how often the root source re-reads sysfs configuration
@@ -38,13 +41,14 @@ type RootSource struct {
 	// interface. seen is the Read that last used an entry.
 	stats map[string]*statFiles
 	reads uint64
-	// arrays are the readings the Sampler handed back (recycle).
-	arrays readingArrays
+	// arrays are the readings the Sampler handed back (Recycle).
+	arrays recycle.Arrays
 }
 
-// recycle takes back a reading's arrays for the next Read: a Sampler's
-// steady tick over an unchanged tree then allocates no reading.
-func (s *RootSource) recycle(bonds []bonding.Bond) { s.arrays.put(bonds) }
+// Recycle implements Recycler: it takes back a reading's arrays for
+// the next Read, so a Sampler's steady tick over an unchanged tree
+// allocates no reading.
+func (s *RootSource) Recycle(bonds []bonding.Bond) { s.arrays.Put(bonds) }
 
 // statFiles are one interface's statistics files and the Read that last
 // used them.
@@ -103,7 +107,7 @@ func (s *RootSource) Read() (Reading, error) {
 		return Reading{}, err
 	}
 	s.reads++
-	r := Reading{Bonds: s.arrays.takeBonds(len(names))}
+	r := Reading{Bonds: s.arrays.TakeBonds(len(names))}
 	netDev := lazyNetDev{s: s, r: &r}
 	for _, name := range names {
 		b, ok := s.readBond(&r, name)
@@ -178,7 +182,7 @@ func (s *RootSource) readBond(r *Reading, name string) (bonding.Bond, bool) {
 			b = bonding.Bond{Name: name}
 		} else {
 			b, procOK = parsed, true
-			r.Warnings = append(r.Warnings, garbledWarnings("/"+procFile, notes.Garbled)...)
+			r.Warnings = append(r.Warnings, hostfiles.GarbledWarnings("/"+procFile, notes.Garbled)...)
 		}
 	case errors.Is(perr, fs.ErrNotExist):
 		b = bonding.Bond{Name: name}
@@ -217,9 +221,9 @@ func (s *RootSource) readBond(r *Reading, name string) (bonding.Bond, bool) {
 // reuse hands out the bond merged last time, with what reading it said;
 // its slaves are copied into an array from arrays (the counters are
 // written into them).
-func (cfg *rootConfig) reuse(r *Reading, arrays *readingArrays) bonding.Bond {
+func (cfg *rootConfig) reuse(r *Reading, arrays *recycle.Arrays) bonding.Bond {
 	b := *cfg.merged
-	b.Slaves = arrays.takeSlaves(b.Slaves)
+	b.Slaves = arrays.TakeSlaves(b.Slaves)
 	r.Warnings = append(r.Warnings, cfg.warnings...)
 	r.Unprivileged = r.Unprivileged || cfg.unprivileged
 	return b
@@ -255,7 +259,7 @@ func (s *RootSource) readNetDev(r *Reading) (map[string]bonding.Counters, bool) 
 		return nil, false
 	}
 	m, warnings := bonding.ParseNetDev(data)
-	r.Warnings = append(r.Warnings, capWarnings("/"+bonding.ProcNetDev, warnings)...)
+	r.Warnings = append(r.Warnings, hostfiles.CapWarnings("/"+bonding.ProcNetDev, warnings)...)
 	return m, true
 }
 
@@ -330,37 +334,12 @@ func procHidesRootOnly(b *bonding.Bond) bool {
 	return l.SystemMAC == nil && l.AggregatorID == nil && !l.NoActiveAggregator
 }
 
-// maxWarningsPerFile bounds the warnings one file adds to a reading: a
-// file of thousands of garbled lines says so in a few lines, not in
-// thousands every tick.
-const maxWarningsPerFile = 5
+// ReadHost reads DIR/proc/sys.
+func (s *RootSource) ReadHost() model.Host { return hostfiles.ReadHost(s.fsys) }
 
-// garbledWarnings turns the garbled lines of a procfs file into warnings
-// that name the file; the fields those lines held are nil.
-func garbledWarnings(file string, garbled []string) []string {
-	if len(garbled) == 0 {
-		return nil
-	}
-	out := make([]string, 0, min(len(garbled), maxWarningsPerFile+1))
-	for _, line := range garbled[:min(len(garbled), maxWarningsPerFile)] {
-		out = append(out, fmt.Sprintf("%s: cannot parse %q (that field is left empty)", file, line))
-	}
-	return append(out, moreWarnings(file, len(garbled))...)
-}
-
-// capWarnings keeps the first maxWarningsPerFile warnings about file and
-// counts the rest.
-func capWarnings(file string, ws []string) []string {
-	if len(ws) <= maxWarningsPerFile {
-		return ws
-	}
-	return append(ws[:maxWarningsPerFile:maxWarningsPerFile], moreWarnings(file, len(ws))...)
-}
-
-// moreWarnings is the line that stands for the warnings past the cap.
-func moreWarnings(file string, n int) []string {
-	if n <= maxWarningsPerFile {
-		return nil
-	}
-	return []string{fmt.Sprintf("%s: %d more lines like these (not shown)", file, n-maxWarningsPerFile)}
+// ReadConfig reads DIR/etc and DIR/sys through the tree's guarded file
+// system, on the Sampler's goroutine like Read: a bundle's /etc is as
+// untrusted as its /sys.
+func (s *RootSource) ReadConfig(bonds []bonding.Bond) *model.HostConfig {
+	return hostfiles.ReadConfig(s.fsys, bonds)
 }

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/bondtop/bondtop/collector/internal/hostfiles"
 )
 
 const outsideSecret = "outside-secret-4c1f"
@@ -172,7 +174,7 @@ func TestWarningsCappedPerFile(t *testing.T) {
 		perFile[file]++
 	}
 	for file, n := range perFile {
-		if n > maxWarningsPerFile+1 {
+		if n > hostfiles.MaxWarningsPerFile+1 {
 			t.Errorf("%s: %d warnings", file, n)
 		}
 	}

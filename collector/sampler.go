@@ -391,20 +391,20 @@ func (s *Sampler) observe() error {
 // hold makes prev and last the readings the next tick compares with (the
 // previous snapshot's, and the latest, which a change read in between
 // makes newer), and hands those it let go back to a source that reuses
-// them (recycler).
+// them (Recycler).
 func (s *Sampler) hold(prev, last []bonding.Bond) {
 	oldPrev, oldLast := s.prev, s.last
 	s.prev, s.last = prev, last
-	rc, ok := s.src.(recycler)
+	rc, ok := s.src.(Recycler)
 	if !ok {
 		return
 	}
 	held := func(bonds []bonding.Bond) bool { return sameArray(bonds, prev) || sameArray(bonds, last) }
 	if !held(oldPrev) {
-		rc.recycle(oldPrev)
+		rc.Recycle(oldPrev)
 	}
 	if !held(oldLast) && !sameArray(oldLast, oldPrev) {
-		rc.recycle(oldLast)
+		rc.Recycle(oldLast)
 	}
 }
 

@@ -86,7 +86,7 @@ func bondNamed(bonds []bonding.Bond, name string) *bonding.Bond {
 //	Relay               it passes on what another bondtop measured (the
 //	                    fleet, from Prometheus): rates, findings, age
 //	Focuser             it reads the bond on screen in more detail
-//	recycler            (internal) it refills the arrays of old Readings
+//	Recycler            it refills the arrays of old Readings
 
 // Source reads the current state of every bond on a host.
 type Source interface {
@@ -218,11 +218,13 @@ type Focuser interface {
 	Focus(bond string)
 }
 
-// A recycler is a Source that takes back the arrays of a Reading its
-// Sampler no longer holds, for its next Read to fill: a steady tick then
-// allocates no reading. The Sampler calls it where it calls Read (a
-// source read from several goroutines guards it as it guards Read); a
-// reading that other code got from Read is never handed back.
-type recycler interface {
-	recycle(bonds []bonding.Bond)
+// Recycler is implemented by sources that take back the arrays of a
+// Reading their Sampler no longer holds, for the next Read to fill: a
+// steady tick then allocates no reading (package
+// collector/internal/recycle keeps them). The Sampler calls Recycle where
+// it calls Read (a source read from several goroutines guards it as it
+// guards Read); a reading that other code got from Read is never handed
+// back.
+type Recycler interface {
+	Recycle(bonds []bonding.Bond)
 }

@@ -2,11 +2,12 @@ package collector
 
 import (
 	"errors"
-	"github.com/bondtop/bondtop/model"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/bondtop/bondtop/model"
 )
 
 // TestStayUpFirstRead: with StayUp a host without the driver, or without
