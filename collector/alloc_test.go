@@ -1,18 +1,17 @@
 package collector
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/bondtop/bondtop/bonding"
+	"github.com/bondtop/bondtop/collector/internal/collectortest"
 	"github.com/bondtop/bondtop/model"
 )
 
@@ -26,11 +25,11 @@ type advancingCounters struct {
 	n     uint64
 }
 
-func newAdvancingCounters(tb testing.TB, tr *tree) *advancingCounters {
+func newAdvancingCounters(tb testing.TB, tr *collectortest.Tree) *advancingCounters {
 	a := &advancingCounters{buf: make([]byte, 0, 32)}
 	for _, s := range []string{"e1", "e2", "e3", "e4"} {
 		for _, c := range []string{"rx_bytes", "tx_bytes"} {
-			f, err := os.OpenFile(filepath.Join(tr.dir, "sys/class/net", s, "statistics", c), os.O_WRONLY, 0)
+			f, err := os.OpenFile(filepath.Join(tr.Dir, "sys/class/net", s, "statistics", c), os.O_WRONLY, 0)
 			if err != nil {
 				tb.Fatal(err)
 			}
@@ -68,14 +67,14 @@ func tickingRoot(tb testing.TB, recycle bool) *rootTicker {
 
 // tickingRootWith is tickingRoot with options of the test's (set).
 func tickingRootWith(tb testing.TB, recycle bool, set func(*Options)) *rootTicker {
-	tr := fourSlaveTree(tb)
+	tr := collectortest.FourSlaveTree(tb)
 	counters := newAdvancingCounters(tb, tr)
-	src, err := NewRootSource(tr.dir)
+	src, err := NewRootSource(tr.Dir)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { src.Close() })
-	clk := &fakeClock{now: time.Unix(1_000_000, 0)}
+	clk := collectortest.NewClock(time.Unix(1_000_000, 0))
 	src.clock = clk.Now
 	// The tree was written a moment ago; a dashboard's tree has been
 	// quiet for longer than keepQuiet, and its statistics files are read
@@ -102,7 +101,7 @@ func tickingRootWith(tb testing.TB, recycle bool, set func(*Options)) *rootTicke
 type rootTicker struct {
 	tb       testing.TB
 	s        *Sampler
-	clk      *fakeClock
+	clk      *collectortest.Clock
 	counters *advancingCounters
 	snap     *model.Snapshot // the latest
 	recycle  bool            // hand snap back before the next tick
@@ -135,44 +134,14 @@ func (rt *rootTicker) sample() *model.Snapshot {
 // may move them.
 const maxTickAllocs = 4
 
-// heapAlloc is the bytes of live objects after two collections (the
-// second frees what the first only finalised).
-func heapAlloc() uint64 {
-	var m runtime.MemStats
-	runtime.GC()
-	runtime.GC()
-	runtime.ReadMemStats(&m)
-	return m.HeapAlloc
-}
-
 // TestSteadyTicksDoNotGrow: thousands of steady ticks over a --root tree
 // hold no more memory than the first thousand did, snapshots handed back
 // or not: whatever a tick allocates, it lets go of. The history is a
 // minute, full after the first 600 ticks.
 func TestSteadyTicksDoNotGrow(t *testing.T) {
 	short := func(o *Options) { o.History = time.Minute }
-	checkNoGrowth(t, "handed back", tickingRootWith(t, true, short).tick)
-	checkNoGrowth(t, "kept by nobody", tickingRootWith(t, false, short).tick)
-}
-
-// checkNoGrowth runs tick 1,000 times, then 3,000 more, and fails when
-// the live heap grew between the two by more than 64 kB: a leak of 24
-// bytes a tick shows.
-func checkNoGrowth(t *testing.T, name string, tick func()) {
-	t.Helper()
-	for range 1000 {
-		tick()
-	}
-	before := heapAlloc()
-	for range 3000 {
-		tick()
-	}
-	after := heapAlloc()
-	runtime.KeepAlive(tick) // what it ticks counts in both
-	t.Logf("%s: heap %d -> %d bytes over 3,000 ticks", name, before, after)
-	if grown := int64(after) - int64(before); grown > 64<<10 {
-		t.Errorf("%s: the heap grew by %d bytes over 3,000 steady ticks, want none", name, grown)
-	}
+	collectortest.CheckNoGrowth(t, "handed back", tickingRootWith(t, true, short).tick)
+	collectortest.CheckNoGrowth(t, "kept by nobody", tickingRootWith(t, false, short).tick)
 }
 
 // BenchmarkSamplerTickRootKept is BenchmarkSamplerTickRootSteady with
@@ -180,35 +149,12 @@ func checkNoGrowth(t *testing.T, name string, tick func()) {
 // server): maxTickAllocs is its budget.
 func BenchmarkSamplerTickRootKept(b *testing.B) {
 	root := tickingRoot(b, false)
-	steady := steadyAllocs(root.tick)
+	steady := collectortest.SteadyAllocs(root.tick)
 	b.ReportAllocs()
 	for b.Loop() {
 		root.tick()
 	}
-	reportBudget(b, steady, maxTickAllocs)
-}
-
-// steadyAllocs is the median of what 40 ticks allocate, each counted on
-// its own: a steady tick's, without the configuration's re-read (one
-// tick in 50) that allocs/op spreads over all of them.
-func steadyAllocs(tick func()) float64 {
-	counts := make([]float64, 40)
-	var before, after runtime.MemStats
-	for i := range counts {
-		runtime.ReadMemStats(&before)
-		tick()
-		runtime.ReadMemStats(&after)
-		counts[i] = float64(after.Mallocs - before.Mallocs)
-	}
-	slices.Sort(counts)
-	return counts[len(counts)/2]
-}
-
-// reportBudget reports a steady tick's allocations beside their budget
-// (after the loop: b.Loop's first call drops metrics reported before).
-func reportBudget(b *testing.B, steady, budget float64) {
-	b.ReportMetric(steady, "steady-allocs/tick")
-	b.ReportMetric(budget, "budget-allocs/tick")
+	collectortest.ReportBudget(b, steady, maxTickAllocs)
 }
 
 // BenchmarkSamplerTickRootSteady is a steady tick over a --root tree
@@ -217,12 +163,12 @@ func reportBudget(b *testing.B, steady, budget float64) {
 // no allocation.
 func BenchmarkSamplerTickRootSteady(b *testing.B) {
 	root := tickingRoot(b, true)
-	steady := steadyAllocs(root.tick)
+	steady := collectortest.SteadyAllocs(root.tick)
 	b.ReportAllocs()
 	for b.Loop() {
 		root.tick()
 	}
-	reportBudget(b, steady, 0)
+	collectortest.ReportBudget(b, steady, 0)
 }
 
 // recordingHistory is a History of a 4-slave bond whose rings are full,
@@ -230,13 +176,13 @@ func BenchmarkSamplerTickRootSteady(b *testing.B) {
 func recordingHistory(tb testing.TB, interval time.Duration) (*History, *model.Snapshot) {
 	h := NewHistory(100*interval, interval)
 	snap := &model.Snapshot{Time: time.Unix(1_000_000, 0)}
-	tr := fourSlaveTree(tb)
-	src, err := NewRootSource(tr.dir)
+	tr := collectortest.FourSlaveTree(tb)
+	src, err := NewRootSource(tr.Dir)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	defer src.Close()
-	clk := &fakeClock{now: snap.Time}
+	clk := collectortest.NewClock(snap.Time)
 	s := NewSampler(src, Options{Interval: time.Second, History: NoHistory, Clock: clk.Now})
 	if _, err := s.Sample(); err != nil {
 		tb.Fatal(err)
@@ -261,12 +207,12 @@ func BenchmarkHistoryRecord(b *testing.B) {
 		snap.Time = snap.Time.Add(MinInterval)
 		h.Record(snap)
 	}
-	steady := steadyAllocs(tick)
+	steady := collectortest.SteadyAllocs(tick)
 	b.ReportAllocs()
 	for b.Loop() {
 		tick()
 	}
-	reportBudget(b, steady, 0)
+	collectortest.ReportBudget(b, steady, 0)
 }
 
 // TestSnapshotsStayAsHandedOut: a snapshot reads the same after later
@@ -276,7 +222,7 @@ func BenchmarkHistoryRecord(b *testing.B) {
 // (neighbours, LACPDU counters, flows, meter) and a --root tree whose
 // counters move.
 func TestSnapshotsStayAsHandedOut(t *testing.T) {
-	clk := &fakeClock{now: time.Unix(1_000_000, 0)}
+	clk := collectortest.NewClock(time.Unix(1_000_000, 0))
 	demo := NewSampler(NewDemoSource(clk.Now), Options{Interval: time.Second, Clock: clk.Now})
 	root := tickingRoot(t, false)
 	for _, c := range []struct {
@@ -297,23 +243,14 @@ func TestSnapshotsStayAsHandedOut(t *testing.T) {
 			c.sample()
 		}
 		kept := c.sample()
-		before := jsonOf(t, kept)
+		before := collectortest.JSONOf(t, kept)
 		for range 12 {
 			c.sample()
 		}
-		if after := jsonOf(t, kept); after != before {
+		if after := collectortest.JSONOf(t, kept); after != before {
 			t.Errorf("%s: a snapshot changed after later ticks:\nbefore %s\nafter  %s", c.name, before, after)
 		}
 	}
-}
-
-func jsonOf(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
 
 // BenchmarkHistoryHour64x8 fills an hour's history at 1 s for 64 bonds

@@ -2,34 +2,13 @@ package collector
 
 import (
 	"fmt"
-	"os"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
-)
 
-// fourSlaveTree writes an 802.3ad bond0 over e1..e4: procfs from the
-// healthy 6.8 capture, sysfs, and statistics files.
-func fourSlaveTree(tb testing.TB) *tree {
-	tr := newTree(tb)
-	proc, err := os.ReadFile("../bonding/testdata/proc/8023ad-6.8-healthy-root.txt")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tr.write("proc/net/bonding/bond0", string(proc))
-	tr.write("sys/class/net/bonding_masters", "bond0\n")
-	tr.write("sys/class/net/bond0/bonding/mode", "802.3ad 4\n")
-	tr.write("sys/class/net/bond0/bonding/slaves", "e1 e2 e3 e4\n")
-	tr.counters("bond0", 1, 1)
-	for _, s := range []string{"e1", "e2", "e3", "e4"} {
-		tr.write("sys/class/net/"+s+"/bonding_slave/state", "active\n")
-		tr.write("sys/class/net/"+s+"/bonding_slave/mii_status", "up\n")
-		tr.write("sys/class/net/"+s+"/mtu", "1500\n")
-		tr.counters(s, 1, 1)
-	}
-	return tr
-}
+	"github.com/bondtop/bondtop/collector/internal/collectortest"
+)
 
 // BenchmarkSamplerTickRoot is one sampler tick over a 4-slave root tree:
 // list bonds, read and parse procfs, counters of five interfaces, rates,
@@ -45,8 +24,8 @@ func BenchmarkSamplerTickRoot(b *testing.B) { benchmarkTickRoot(b, false) }
 func BenchmarkSamplerTickRootViaOSRoot(b *testing.B) { benchmarkTickRoot(b, true) }
 
 func benchmarkTickRoot(b *testing.B, viaOSRoot bool) {
-	tr := fourSlaveTree(b)
-	src, err := NewRootSource(tr.dir)
+	tr := collectortest.FourSlaveTree(b)
+	src, err := NewRootSource(tr.Dir)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -55,7 +34,7 @@ func benchmarkTickRoot(b *testing.B, viaOSRoot bool) {
 		closeDirFD(src.fsys.dirfd)
 		src.fsys.dirfd = -1
 	}
-	clk := &fakeClock{now: time.Unix(0, 0)}
+	clk := collectortest.NewClock(time.Unix(0, 0))
 	s := NewSampler(src, Options{Interval: time.Second, Clock: clk.Now})
 	if _, err := s.Sample(); err != nil {
 		b.Fatal(err)
@@ -73,12 +52,12 @@ func benchmarkTickRoot(b *testing.B, viaOSRoot bool) {
 // once the history rings are allocated: the snapshot of each tick is
 // garbage after the next.
 func TestSamplerSteadyStateHeap(t *testing.T) {
-	tr := fourSlaveTree(t)
-	src, err := NewRootSource(tr.dir)
+	tr := collectortest.FourSlaveTree(t)
+	src, err := NewRootSource(tr.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	clk := &fakeClock{now: time.Unix(0, 0)}
+	clk := collectortest.NewClock(time.Unix(0, 0))
 	s := NewSampler(src, Options{Interval: time.Second, History: 100 * time.Second, Clock: clk.Now})
 	tick := func(n int) {
 		for range n {
@@ -110,20 +89,20 @@ func heapInUse() uint64 {
 // difference is the cost of file syscalls, which dominates root-source
 // ticks.
 func BenchmarkSamplerTickRootNetDev(b *testing.B) {
-	tr := fourSlaveTree(b)
+	tr := collectortest.FourSlaveTree(b)
 	var netdev strings.Builder
 	netdev.WriteString("Inter-|   Receive                                                |  Transmit\n")
 	netdev.WriteString(" face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed\n")
 	for _, ifname := range []string{"lo", "eth9", "bond0", "e1", "e2", "e3", "e4"} {
-		tr.remove("sys/class/net/" + ifname + "/statistics")
+		tr.Remove("sys/class/net/" + ifname + "/statistics")
 		fmt.Fprintf(&netdev, "%6s: 1234567 890 0 0 0 0 0 0 7654321 98 0 0 0 0 0 0\n", ifname)
 	}
-	tr.write("proc/net/dev", netdev.String())
-	src, err := NewRootSource(tr.dir)
+	tr.Write("proc/net/dev", netdev.String())
+	src, err := NewRootSource(tr.Dir)
 	if err != nil {
 		b.Fatal(err)
 	}
-	clk := &fakeClock{now: time.Unix(0, 0)}
+	clk := collectortest.NewClock(time.Unix(0, 0))
 	s := NewSampler(src, Options{Interval: time.Second, Clock: clk.Now})
 	snap, err := s.Sample()
 	if err != nil {

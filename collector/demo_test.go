@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bondtop/bondtop/collector/internal/collectortest"
 	"github.com/bondtop/bondtop/model"
 )
 
@@ -11,13 +12,13 @@ import (
 // time every slave carries traffic and something happens; over a whole
 // script cycle there is a failover and an LACP partner loss.
 func TestDemoTrafficAndEvents(t *testing.T) {
-	clk := &fakeClock{now: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)}
+	clk := collectortest.NewClock(time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC))
 	s := NewSampler(NewDemoSource(clk.Now), Options{Interval: time.Second, Clock: clk.Now})
 	moved := map[string]bool{}
 	kinds := map[model.EventKind]int{}
 	firstEvent := time.Duration(-1)
 	for sec := 0; sec <= 2*int(demoScriptPeriod/time.Second); sec++ {
-		snap := mustSample(t, s)
+		snap := collectortest.MustSample(t, s)
 		for _, b := range snap.Bonds {
 			for _, sl := range b.Slaves {
 				if sl.TxBps != nil && *sl.TxBps < 0 || sl.RxBps != nil && *sl.RxBps < 0 {
@@ -62,11 +63,11 @@ func TestDemoTrafficAndEvents(t *testing.T) {
 // TestDemoLayer2Imbalance checks the point of the demo's first bond: with
 // layer2 and one gateway, one slave carries most of the transmit traffic.
 func TestDemoLayer2Imbalance(t *testing.T) {
-	clk := &fakeClock{now: time.Unix(0, 0)}
+	clk := collectortest.NewClock(time.Unix(0, 0))
 	s := NewSampler(NewDemoSource(clk.Now), Options{Interval: time.Second, Clock: clk.Now})
-	mustSample(t, s)
+	collectortest.MustSample(t, s)
 	clk.Advance(time.Second)
-	b := mustSample(t, s).Bond("bond0")
+	b := collectortest.MustSample(t, s).Bond("bond0")
 	top := 0.0
 	for _, sl := range b.Slaves {
 		if sl.ShareTx != nil && *sl.ShareTx > top {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/collector/flowmeter"
+	"github.com/bondtop/bondtop/collector/internal/collectortest"
 	"github.com/bondtop/bondtop/collector/neighbors"
 	"github.com/bondtop/bondtop/model"
 )
@@ -197,21 +198,21 @@ func TestLiveTicksDoNotGrow(t *testing.T) {
 	if sl.SwitchSide == nil || sl.LACPDU == nil || sl.Carrier == nil || sl.Carrier.Up != 1 || sl.TxBps == nil {
 		t.Fatalf("the tick lacks what it is counted with: %+v", sl)
 	}
-	checkNoGrowth(t, "live", func() { lt.tick() })
+	collectortest.CheckNoGrowth(t, "live", func() { lt.tick() })
 
 	lt = newLiveTicker(t, false)
 	lt.src.capNetAdmin = false
 	if snap := lt.tick(); !snap.Unprivileged || len(snap.Notes) == 0 {
 		t.Fatalf("the tick without CAP_NET_ADMIN says nothing of it: %v", snap.Notes)
 	}
-	checkNoGrowth(t, "without CAP_NET_ADMIN", func() { lt.tick() })
+	collectortest.CheckNoGrowth(t, "without CAP_NET_ADMIN", func() { lt.tick() })
 
 	lt = newLiveTicker(t, true)
 	if sl := lt.tick().Bonds[0].Slaves[0]; sl.LACPDU == nil || sl.LACPDU.PartnerView == nil || sl.LACPDU.LastRxAgeSeconds == nil ||
 		sl.Neighbor == nil || sl.Neighbor.AgeSeconds == 0 {
 		t.Fatalf("the tick lacks what the sockets heard: %+v, %+v", sl.LACPDU, sl.Neighbor)
 	}
-	checkNoGrowth(t, "sockets that hear LACPDUs and LLDP", func() { lt.tick() })
+	collectortest.CheckNoGrowth(t, "sockets that hear LACPDUs and LLDP", func() { lt.tick() })
 }
 
 // BenchmarkLiveTick is a steady live tick: the Sampler over the live
@@ -219,12 +220,12 @@ func TestLiveTicksDoNotGrow(t *testing.T) {
 // allocation.
 func BenchmarkLiveTick(b *testing.B) {
 	lt := newLiveTicker(b, false)
-	steady := steadyAllocs(func() { lt.tick() })
+	steady := collectortest.SteadyAllocs(func() { lt.tick() })
 	b.ReportAllocs()
 	for b.Loop() {
 		lt.tick()
 	}
-	reportBudget(b, steady, 0)
+	collectortest.ReportBudget(b, steady, 0)
 }
 
 // slaveMeter is a flow meter on the builtLive's slaves (e1..e4, indexes 3
@@ -270,7 +271,7 @@ func liveTickerWithFlows(tb testing.TB) *liveTicker {
 // flow table and the meter holds no more memory over thousands of ticks.
 func TestLiveTicksWithFlowsDoNotGrow(t *testing.T) {
 	lt := liveTickerWithFlows(t)
-	checkNoGrowth(t, "flows and meter", func() { lt.tick() })
+	collectortest.CheckNoGrowth(t, "flows and meter", func() { lt.tick() })
 }
 
 // BenchmarkLiveTickWithFlows is liveTickerWithFlows' tick. Its budget is
@@ -278,10 +279,10 @@ func TestLiveTicksWithFlowsDoNotGrow(t *testing.T) {
 // meter (steady-allocs/tick, a median).
 func BenchmarkLiveTickWithFlows(b *testing.B) {
 	lt := liveTickerWithFlows(b)
-	steady := steadyAllocs(func() { lt.tick() })
+	steady := collectortest.SteadyAllocs(func() { lt.tick() })
 	b.ReportAllocs()
 	for b.Loop() {
 		lt.tick()
 	}
-	reportBudget(b, steady, 0)
+	collectortest.ReportBudget(b, steady, 0)
 }

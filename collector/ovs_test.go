@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/bonding"
+	"github.com/bondtop/bondtop/collector/internal/collectortest"
 	"github.com/bondtop/bondtop/model"
 	"github.com/bondtop/bondtop/ovs"
 )
@@ -98,8 +99,8 @@ func TestOVSBondsWithoutOVS(t *testing.T) {
 	// Asked for (--ovs-rundir) and absent: a warning, the kernel's bonds stay.
 	// A clock a second on at each look: the kernel's counters (read
 	// before add) age by the OVS read, here two looks.
-	clk := &fakeClock{now: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)}
-	tick := func() time.Time { clk.Advance(time.Second); return clk.now }
+	clk := collectortest.NewClock(time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC))
+	tick := func() time.Time { clk.Advance(time.Second); return clk.Now() }
 	o := &ovsBonds{client: ovs.NewClient(dir), explicit: true, links: fakeLinks{}, now: tick}
 	linux.CountersAge = time.Millisecond
 	r, err := o.add(linux, nil)

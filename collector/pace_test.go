@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bondtop/bondtop/collector/internal/collectortest"
 	"github.com/bondtop/bondtop/model"
 )
 
@@ -23,8 +24,8 @@ func (s *slowSource) Read() (Reading, error) {
 // A tick whose work outlasts the interval: the snapshots say so once in
 // their warnings, and mark the pace achieved on every one while behind.
 func TestSamplerSaysWhenBehind(t *testing.T) {
-	tr := fourSlaveTree(t)
-	root, err := NewRootSource(tr.dir)
+	tr := collectortest.FourSlaveTree(t)
+	root, err := NewRootSource(tr.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/bonding"
+	"github.com/bondtop/bondtop/collector/internal/collectortest"
 )
 
 // recyclingSource is a readingSource that recycles: it records which of
@@ -42,7 +43,7 @@ func (rs *recyclingSource) Recycle(bonds []bonding.Bond) {
 // between (the Sampler then holds two readings), every reading it lets go
 // comes back to the source once, and none it holds.
 func TestSamplerHandsBackWhatItLetsGo(t *testing.T) {
-	clk := &fakeClock{now: time.Unix(1_000_000, 0)}
+	clk := collectortest.NewClock(time.Unix(1_000_000, 0))
 	src := &recyclingSource{t: t, readingSource: readingSource{r: Reading{Bonds: []bonding.Bond{
 		{Name: "bond0", Mode: new(bonding.Mode8023AD), Slaves: []bonding.Slave{{Name: "e1"}, {Name: "e2"}}}}}}}
 	s := NewSampler(src, Options{Interval: time.Second, History: NoHistory, Clock: clk.Now})

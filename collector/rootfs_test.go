@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bondtop/bondtop/collector/internal/collectortest"
 	"github.com/bondtop/bondtop/collector/internal/hostfiles"
 )
 
@@ -20,40 +21,40 @@ const outsideSecret = "outside-secret-4c1f"
 // can hold: links out of the tree (absolute and by ..), a link to
 // /dev/zero, a FIFO, a file far larger than any procfs file; and a link
 // that stays inside the tree, as copied sysfs trees have.
-func hostileTree(t *testing.T) *tree {
+func hostileTree(t *testing.T) *collectortest.Tree {
 	t.Helper()
 	outside := filepath.Join(t.TempDir(), "secret")
 	if err := os.WriteFile(outside, []byte(outsideSecret+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	tr := activeBackupTree(t)
+	tr := collectortest.ActiveBackupTree(t)
 	link := func(target, rel string) {
 		t.Helper()
-		tr.remove(rel)
-		if err := os.Symlink(target, filepath.Join(tr.dir, rel)); err != nil {
+		tr.Remove(rel)
+		if err := os.Symlink(target, filepath.Join(tr.Dir, rel)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	tr.write("sys/class/net/bond0/bonding/active_slave", "")
+	tr.Write("sys/class/net/bond0/bonding/active_slave", "")
 	link(outside, "sys/class/net/bond0/bonding/active_slave")
-	rel, err := filepath.Rel(filepath.Join(tr.dir, "sys/class/net/bond0/bonding"), outside)
+	rel, err := filepath.Rel(filepath.Join(tr.Dir, "sys/class/net/bond0/bonding"), outside)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr.write("sys/class/net/bond0/bonding/primary", "")
+	tr.Write("sys/class/net/bond0/bonding/primary", "")
 	link(rel, "sys/class/net/bond0/bonding/primary")
-	tr.write("sys/class/net/bond0/bonding/xmit_hash_policy", "")
+	tr.Write("sys/class/net/bond0/bonding/xmit_hash_policy", "")
 	link("/dev/zero", "sys/class/net/bond0/bonding/xmit_hash_policy")
-	tr.remove("sys/class/net/bond0/bonding/mode")
-	if err := syscall.Mkfifo(filepath.Join(tr.dir, "sys/class/net/bond0/bonding/mode"), 0o644); err != nil {
+	tr.Remove("sys/class/net/bond0/bonding/mode")
+	if err := syscall.Mkfifo(filepath.Join(tr.Dir, "sys/class/net/bond0/bonding/mode"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	// eth1 has no statistics/, so its counters come from /proc/net/dev,
 	// which is too large to be read.
-	tr.remove("sys/class/net/eth1/statistics")
-	tr.write("proc/net/dev", strings.Repeat("garbage line that is not an interface\n", 60000))
+	tr.Remove("sys/class/net/eth1/statistics")
+	tr.Write("proc/net/dev", strings.Repeat("garbage line that is not an interface\n", 60000))
 	// Inside the tree: eth1's mtu is a relative link to eth0's.
-	tr.write("sys/class/net/eth0/mtu", "9000\n")
+	tr.Write("sys/class/net/eth0/mtu", "9000\n")
 	link("../eth0/mtu", "sys/class/net/eth1/mtu")
 	return tr
 }
@@ -64,7 +65,7 @@ func hostileTree(t *testing.T) *tree {
 func TestRootFSRefusesHostileFiles(t *testing.T) {
 	tr := hostileTree(t)
 	for _, way := range openWays {
-		r := openRootFSVia(t, tr.dir, way)
+		r := openRootFSVia(t, tr.Dir, way)
 		for file, want := range map[string]string{
 			"sys/class/net/bond0/bonding/active_slave":     "",
 			"sys/class/net/bond0/bonding/primary":          "",
@@ -111,7 +112,7 @@ func TestRootFSRefusesHostileFiles(t *testing.T) {
 // refused file.
 func TestRootSourceHostileTree(t *testing.T) {
 	tr := hostileTree(t)
-	src, err := NewRootSource(tr.dir)
+	src, err := NewRootSource(tr.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,21 +146,21 @@ func truncateForTest(b []byte) []byte {
 // TestWarningsCappedPerFile: a procfs file of thousands of garbled lines,
 // under the size cap, adds a handful of warnings, not thousands.
 func TestWarningsCappedPerFile(t *testing.T) {
-	tr := activeBackupTree(t)
+	tr := collectortest.ActiveBackupTree(t)
 	var netdev strings.Builder
 	netdev.WriteString("Inter-|   Receive\n face |bytes\n")
 	for range 20000 {
 		netdev.WriteString("  eth9: not numbers at all\n")
 	}
-	tr.write("proc/net/dev", netdev.String())
-	tr.remove("sys/class/net/eth0/statistics") // eth0's counters: /proc/net/dev
-	proc, err := os.ReadFile(filepath.Join(tr.dir, "proc/net/bonding/bond0"))
+	tr.Write("proc/net/dev", netdev.String())
+	tr.Remove("sys/class/net/eth0/statistics") // eth0's counters: /proc/net/dev
+	proc, err := os.ReadFile(filepath.Join(tr.Dir, "proc/net/bonding/bond0"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	garbled := strings.Repeat("Transmit Hash Policy: (\n", 20000)
-	tr.write("proc/net/bonding/bond0", strings.Replace(string(proc), "Bonding Mode:", garbled+"Bonding Mode:", 1))
-	src, err := NewRootSource(tr.dir)
+	tr.Write("proc/net/bonding/bond0", strings.Replace(string(proc), "Bonding Mode:", garbled+"Bonding Mode:", 1))
+	src, err := NewRootSource(tr.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,14 +193,14 @@ func TestWarningsCappedPerFile(t *testing.T) {
 // as an on-disk file's size is reached. A missing file is an error that
 // names it, and a file one byte over the cap is refused.
 func TestRootFSReadsWholeFiles(t *testing.T) {
-	tr := newTree(t)
+	tr := collectortest.NewTree(t)
 	sizes := []int{0, 5, 4095, 4096, 4097, 300_000, 3, maxTreeFile, 7}
 	for i, n := range sizes {
-		tr.write(fmt.Sprintf("f%d", i), strings.Repeat(string(rune('a'+i)), n))
+		tr.Write(fmt.Sprintf("f%d", i), strings.Repeat(string(rune('a'+i)), n))
 	}
-	tr.write("huge", strings.Repeat("x", maxTreeFile+1))
+	tr.Write("huge", strings.Repeat("x", maxTreeFile+1))
 	for _, way := range openWays {
-		r := openRootFSVia(t, tr.dir, way)
+		r := openRootFSVia(t, tr.Dir, way)
 		for i, n := range sizes {
 			data, err := r.ReadFile(fmt.Sprintf("f%d", i))
 			if err != nil || len(data) != n || strings.Trim(string(data), string(rune('a'+i))) != "" {
@@ -257,14 +258,14 @@ func TestRootFSReadsProcAndSys(t *testing.T) {
 // a device behind a link, a missing file, a link whose parent is a link.
 func TestRootFSStatAndReadLinkAgree(t *testing.T) {
 	tr := hostileTree(t)
-	if err := os.Symlink("bond0", filepath.Join(tr.dir, "sys/class/net/bondlink")); err != nil {
+	if err := os.Symlink("bond0", filepath.Join(tr.Dir, "sys/class/net/bondlink")); err != nil {
 		t.Fatal(err)
 	}
 	// Longer than the first buffer readlinkat is given.
-	if err := os.Symlink(strings.Repeat("../", 150)+"x", filepath.Join(tr.dir, "sys/class/net/longlink")); err != nil {
+	if err := os.Symlink(strings.Repeat("../", 150)+"x", filepath.Join(tr.Dir, "sys/class/net/longlink")); err != nil {
 		t.Fatal(err)
 	}
-	fast, err := openRootFS(tr.dir)
+	fast, err := openRootFS(tr.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +273,7 @@ func TestRootFSStatAndReadLinkAgree(t *testing.T) {
 	if fast.dirfd < 0 {
 		t.Fatal("no directory descriptor for openat2")
 	}
-	slow, err := openRootFS(tr.dir)
+	slow, err := openRootFS(tr.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -330,9 +331,9 @@ func openRootFSVia(t *testing.T, dir, way string) *rootFS {
 // one without them does, once a tick, whatever the number of interfaces
 // that need it.
 func TestNetDevReadOnlyWhenNeeded(t *testing.T) {
-	tr := activeBackupTree(t)
-	tr.write("proc/net/dev", "Inter-|   Receive\n face |bytes\n  eth0: not numbers\n")
-	src, err := NewRootSource(tr.dir)
+	tr := collectortest.ActiveBackupTree(t)
+	tr.Write("proc/net/dev", "Inter-|   Receive\n face |bytes\n  eth0: not numbers\n")
+	src, err := NewRootSource(tr.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -348,8 +349,8 @@ func TestNetDevReadOnlyWhenNeeded(t *testing.T) {
 	if w := strings.Join(read().Warnings, "\n"); strings.Contains(w, "net/dev") {
 		t.Fatalf("/proc/net/dev read though every interface has statistics/:\n%s", w)
 	}
-	tr.remove("sys/class/net/eth0/statistics")
-	tr.remove("sys/class/net/eth1/statistics")
+	tr.Remove("sys/class/net/eth0/statistics")
+	tr.Remove("sys/class/net/eth1/statistics")
 	r := read()
 	if n := strings.Count(strings.Join(r.Warnings, "\n"), "/proc/net/dev"); n != 1 {
 		t.Fatalf("%d warnings about /proc/net/dev, want the one of its one read: %q", n, r.Warnings)

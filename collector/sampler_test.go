@@ -12,32 +12,18 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/bonding"
+	"github.com/bondtop/bondtop/collector/internal/collectortest"
 	"github.com/bondtop/bondtop/model"
 )
 
-// fakeClock advances by hand so rates are exact.
-type fakeClock struct{ now time.Time }
-
-func (c *fakeClock) Now() time.Time          { return c.now }
-func (c *fakeClock) Advance(d time.Duration) { c.now = c.now.Add(d) }
-
-func newTestSampler(t *testing.T, tr *tree, bonds ...string) (*Sampler, *fakeClock) {
+func newTestSampler(t *testing.T, tr *collectortest.Tree, bonds ...string) (*Sampler, *collectortest.Clock) {
 	t.Helper()
-	src, err := NewRootSource(tr.dir)
+	src, err := NewRootSource(tr.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	clk := &fakeClock{now: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)}
+	clk := collectortest.NewClock(time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC))
 	return NewSampler(src, Options{Interval: time.Second, Bonds: bonds, Clock: clk.Now}), clk
-}
-
-func mustSample(t *testing.T, s *Sampler) *model.Snapshot {
-	t.Helper()
-	snap, err := s.Sample()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return snap
 }
 
 func approx(t *testing.T, what string, got *float64, want float64) {
@@ -51,17 +37,17 @@ func approx(t *testing.T, what string, got *float64, want float64) {
 }
 
 func TestSamplerRatesAndShares(t *testing.T) {
-	tr := activeBackupTree(t)
+	tr := collectortest.ActiveBackupTree(t)
 	s, clk := newTestSampler(t, tr)
-	first := mustSample(t, s)
+	first := collectortest.MustSample(t, s)
 	if b := first.Bond("bond0"); b == nil || b.TxBps != nil || b.Slaves[0].TxBps != nil {
 		t.Fatalf("first sample must have no rates: %+v", first.Bonds)
 	}
-	tr.counters("eth0", 1_000_000, 3_000_000)
-	tr.counters("eth1", 0, 1_000_000)
-	tr.counters("bond0", 1_000_000, 4_000_000)
+	tr.Counters("eth0", 1_000_000, 3_000_000)
+	tr.Counters("eth1", 0, 1_000_000)
+	tr.Counters("bond0", 1_000_000, 4_000_000)
 	clk.Advance(2 * time.Second)
-	snap := mustSample(t, s)
+	snap := collectortest.MustSample(t, s)
 	b := snap.Bond("bond0")
 	approx(t, "bond tx", b.TxBps, 16e6) // 4 MB * 8 / 2 s
 	approx(t, "eth0 tx", b.Slaves[0].TxBps, 12e6)
@@ -79,13 +65,13 @@ func TestSamplerRatesAndShares(t *testing.T) {
 }
 
 func TestSamplerCounterWentBackIsAGap(t *testing.T) {
-	tr := activeBackupTree(t)
-	tr.counters("eth0", 5_000_000, 5_000_000)
+	tr := collectortest.ActiveBackupTree(t)
+	tr.Counters("eth0", 5_000_000, 5_000_000)
 	s, clk := newTestSampler(t, tr)
-	mustSample(t, s)
-	tr.counters("eth0", 1000, 6_000_000) // rx reset: a driver reset
+	collectortest.MustSample(t, s)
+	tr.Counters("eth0", 1000, 6_000_000) // rx reset: a driver reset
 	clk.Advance(time.Second)
-	b := mustSample(t, s).Bond("bond0")
+	b := collectortest.MustSample(t, s).Bond("bond0")
 	if e := b.Slaves[0]; e.RxBps != nil || e.TxBps != nil || e.Interval != nil {
 		t.Fatalf("rates after a counter went back: rx %v tx %v", e.RxBps, e.TxBps)
 	}
@@ -93,20 +79,20 @@ func TestSamplerCounterWentBackIsAGap(t *testing.T) {
 		t.Fatal("share must be unknown when one slave's rate is")
 	}
 	// The next interval measures again from the new base.
-	tr.counters("eth0", 2000, 6_000_100)
+	tr.Counters("eth0", 2000, 6_000_100)
 	clk.Advance(time.Second)
-	b = mustSample(t, s).Bond("bond0")
+	b = collectortest.MustSample(t, s).Bond("bond0")
 	approx(t, "rx after gap", b.Slaves[0].RxBps, 8000)
 }
 
 func TestSamplerFailoverEvents(t *testing.T) {
-	tr := activeBackupTree(t)
+	tr := collectortest.ActiveBackupTree(t)
 	s, clk := newTestSampler(t, tr)
-	mustSample(t, s)
-	tr.write("proc/net/bonding/bond0", activeBackupProc("eth1", "down", "up", 1))
-	tr.write("sys/class/net/bond0/bonding/active_slave", "eth1\n")
+	collectortest.MustSample(t, s)
+	tr.Write("proc/net/bonding/bond0", collectortest.ActiveBackupProc("eth1", "down", "up", 1))
+	tr.Write("sys/class/net/bond0/bonding/active_slave", "eth1\n")
 	clk.Advance(time.Second)
-	snap := mustSample(t, s)
+	snap := collectortest.MustSample(t, s)
 	kinds := map[model.EventKind]model.Event{}
 	for _, e := range snap.Events {
 		kinds[e.Kind] = e
@@ -122,23 +108,23 @@ func TestSamplerFailoverEvents(t *testing.T) {
 		t.Fatalf("want link failure 0 -> 1, got %+v", snap.Events)
 	}
 	for _, e := range snap.Events {
-		if !e.Time.Equal(clk.now) {
-			t.Fatalf("event time %v, want %v", e.Time, clk.now)
+		if !e.Time.Equal(clk.Now()) {
+			t.Fatalf("event time %v, want %v", e.Time, clk.Now())
 		}
 	}
 }
 
 func TestSamplerSlaveRemovedAndAdded(t *testing.T) {
-	tr := activeBackupTree(t)
+	tr := collectortest.ActiveBackupTree(t)
 	s, clk := newTestSampler(t, tr)
-	mustSample(t, s)
+	collectortest.MustSample(t, s)
 	// eth1 released: gone from procfs and sysfs.
-	proc := activeBackupProc("eth0", "up", "up", 0)
+	proc := collectortest.ActiveBackupProc("eth0", "up", "up", 0)
 	proc = proc[:strings.Index(proc, "\nSlave Interface: eth1")+1]
-	tr.write("proc/net/bonding/bond0", proc)
-	tr.write("sys/class/net/bond0/bonding/slaves", "eth0\n")
+	tr.Write("proc/net/bonding/bond0", proc)
+	tr.Write("sys/class/net/bond0/bonding/slaves", "eth0\n")
 	clk.Advance(time.Second)
-	snap := mustSample(t, s)
+	snap := collectortest.MustSample(t, s)
 	if b := snap.Bond("bond0"); len(b.Slaves) != 1 {
 		t.Fatalf("slaves after release: %d", len(b.Slaves))
 	}
@@ -146,11 +132,11 @@ func TestSamplerSlaveRemovedAndAdded(t *testing.T) {
 		t.Fatalf("events %+v", snap.Events)
 	}
 	// Re-enslaved with counters reset by its driver.
-	tr.write("proc/net/bonding/bond0", activeBackupProc("eth0", "up", "up", 0))
-	tr.write("sys/class/net/bond0/bonding/slaves", "eth0 eth1\n")
-	tr.counters("eth1", 10, 10)
+	tr.Write("proc/net/bonding/bond0", collectortest.ActiveBackupProc("eth0", "up", "up", 0))
+	tr.Write("sys/class/net/bond0/bonding/slaves", "eth0 eth1\n")
+	tr.Counters("eth1", 10, 10)
 	clk.Advance(time.Second)
-	snap = mustSample(t, s)
+	snap = collectortest.MustSample(t, s)
 	b := snap.Bond("bond0")
 	if len(b.Slaves) != 2 || b.Slaves[1].Name != "eth1" || b.Slaves[1].TxBps != nil {
 		t.Fatalf("re-added slave must come back without a rate: %+v", b.Slaves)
@@ -161,14 +147,14 @@ func TestSamplerSlaveRemovedAndAdded(t *testing.T) {
 }
 
 func TestSamplerBondGoneAndDriverGone(t *testing.T) {
-	tr := activeBackupTree(t)
+	tr := collectortest.ActiveBackupTree(t)
 	s, clk := newTestSampler(t, tr, "bond0")
-	mustSample(t, s)
-	tr.remove("proc/net/bonding/bond0")
-	tr.write("sys/class/net/bonding_masters", "\n")
-	tr.remove("sys/class/net/bond0")
+	collectortest.MustSample(t, s)
+	tr.Remove("proc/net/bonding/bond0")
+	tr.Write("sys/class/net/bonding_masters", "\n")
+	tr.Remove("sys/class/net/bond0")
 	clk.Advance(time.Second)
-	snap := mustSample(t, s)
+	snap := collectortest.MustSample(t, s)
 	if len(snap.Bonds) != 0 || len(snap.Missing) != 1 || snap.Missing[0] != "bond0" {
 		t.Fatalf("bonds %v missing %v", snap.Bonds, snap.Missing)
 	}
@@ -176,17 +162,17 @@ func TestSamplerBondGoneAndDriverGone(t *testing.T) {
 		t.Fatalf("events %+v", snap.Events)
 	}
 	// The driver unloads too: still a snapshot, not an error.
-	tr.remove("proc")
-	tr.remove("sys/class/net/bonding_masters")
+	tr.Remove("proc")
+	tr.Remove("sys/class/net/bonding_masters")
 	clk.Advance(time.Second)
-	snap = mustSample(t, s)
+	snap = collectortest.MustSample(t, s)
 	if len(snap.Missing) != 1 || len(snap.Warnings) == 0 {
 		t.Fatalf("after driver unload: missing %v warnings %v", snap.Missing, snap.Warnings)
 	}
 }
 
 func TestSamplerUnknownBond(t *testing.T) {
-	tr := activeBackupTree(t)
+	tr := collectortest.ActiveBackupTree(t)
 	s, _ := newTestSampler(t, tr, "bond9")
 	_, err := s.Sample()
 	var nf *NotFoundError
@@ -199,9 +185,9 @@ func TestSamplerUnknownBond(t *testing.T) {
 }
 
 func TestNoBondingDriver(t *testing.T) {
-	tr := newTree(t)
-	tr.write("sys/class/net/eth0/mtu", "1500\n")
-	src, err := NewRootSource(tr.dir)
+	tr := collectortest.NewTree(t)
+	tr.Write("sys/class/net/eth0/mtu", "1500\n")
+	src, err := NewRootSource(tr.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,11 +198,11 @@ func TestNoBondingDriver(t *testing.T) {
 }
 
 func TestSnapshotJSONNullsAndNames(t *testing.T) {
-	tr := activeBackupTree(t)
+	tr := collectortest.ActiveBackupTree(t)
 	s, clk := newTestSampler(t, tr)
-	mustSample(t, s)
+	collectortest.MustSample(t, s)
 	clk.Advance(time.Second)
-	data, err := json.Marshal(mustSample(t, s))
+	data, err := json.Marshal(collectortest.MustSample(t, s))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,16 +243,16 @@ func TestSnapshotJSONNullsAndNames(t *testing.T) {
 // unreadable counter give warnings naming the file; every other field and
 // the other slave's rates still come through.
 func TestGarbledFilesLoseOnlyTheirFields(t *testing.T) {
-	tr := activeBackupTree(t)
-	proc := strings.Replace(activeBackupProc("eth0", "up", "up", 0), "Link Failure Count: 0", "Link Failure Count: many", 1)
-	tr.write("proc/net/bonding/bond0", proc)
-	tr.write("sys/class/net/eth0/bonding_slave/link_failure_count", "also garbage\n")
+	tr := collectortest.ActiveBackupTree(t)
+	proc := strings.Replace(collectortest.ActiveBackupProc("eth0", "up", "up", 0), "Link Failure Count: 0", "Link Failure Count: many", 1)
+	tr.Write("proc/net/bonding/bond0", proc)
+	tr.Write("sys/class/net/eth0/bonding_slave/link_failure_count", "also garbage\n")
 	s, clk := newTestSampler(t, tr)
-	mustSample(t, s)
-	tr.write("sys/class/net/eth1/statistics/tx_bytes", "12x\n")
-	tr.counters("eth0", 1000, 1000)
+	collectortest.MustSample(t, s)
+	tr.Write("sys/class/net/eth1/statistics/tx_bytes", "12x\n")
+	tr.Counters("eth0", 1000, 1000)
 	clk.Advance(time.Second)
-	snap := mustSample(t, s)
+	snap := collectortest.MustSample(t, s)
 	b := snap.Bond("bond0")
 	if b.Slaves[0].LinkFailureCount != nil {
 		t.Errorf("garbled link failure count = %v, want nil", *b.Slaves[0].LinkFailureCount)
@@ -387,15 +373,15 @@ func TestHistorySinceCutsWhereTimeDoes(t *testing.T) {
 // reading, in the next snapshot, whose rates still cover the whole
 // interval; nothing is reported twice.
 func TestSamplerEventsBetweenTicks(t *testing.T) {
-	tr := activeBackupTree(t)
+	tr := collectortest.ActiveBackupTree(t)
 	s, clk := newTestSampler(t, tr)
-	t0 := clk.now
-	mustSample(t, s)
+	t0 := clk.Now()
+	collectortest.MustSample(t, s)
 
 	clk.Advance(300 * time.Millisecond)
-	tr.write("proc/net/bonding/bond0", activeBackupProc("eth1", "down", "up", 1))
-	tr.write("sys/class/net/bond0/bonding/active_slave", "eth1\n")
-	changed := clk.now
+	tr.Write("proc/net/bonding/bond0", collectortest.ActiveBackupProc("eth1", "down", "up", 1))
+	tr.Write("sys/class/net/bond0/bonding/active_slave", "eth1\n")
+	changed := clk.Now()
 	if err := s.observe(); err != nil {
 		t.Fatal(err)
 	}
@@ -404,8 +390,8 @@ func TestSamplerEventsBetweenTicks(t *testing.T) {
 		t.Fatal(err)
 	}
 	clk.Advance(500 * time.Millisecond)
-	tr.counters("eth1", 0, 2_000_000)
-	snap := mustSample(t, s)
+	tr.Counters("eth1", 0, 2_000_000)
+	snap := collectortest.MustSample(t, s)
 	if !snap.Time.Equal(t0.Add(time.Second)) || snap.IntervalSeconds != 1 {
 		t.Fatalf("snapshot at %v over %v s, want the tick at %v over 1 s", snap.Time, snap.IntervalSeconds, t0.Add(time.Second))
 	}
@@ -424,20 +410,20 @@ func TestSamplerEventsBetweenTicks(t *testing.T) {
 	// The next interval starts empty; a bond deleted between ticks is gone
 	// once, at the reading that missed it.
 	clk.Advance(400 * time.Millisecond)
-	tr.remove("proc/net/bonding/bond0")
-	tr.write("sys/class/net/bonding_masters", "\n")
-	tr.remove("sys/class/net/bond0")
-	gone := clk.now
+	tr.Remove("proc/net/bonding/bond0")
+	tr.Write("sys/class/net/bonding_masters", "\n")
+	tr.Remove("sys/class/net/bond0")
+	gone := clk.Now()
 	if err := s.observe(); err != nil {
 		t.Fatal(err)
 	}
 	clk.Advance(600 * time.Millisecond)
-	snap = mustSample(t, s)
+	snap = collectortest.MustSample(t, s)
 	if len(snap.Events) != 1 || snap.Events[0].Kind != model.EventBondGone || !snap.Events[0].Time.Equal(gone) {
 		t.Fatalf("want one bond_gone at %v, got %+v", gone, snap.Events)
 	}
 	clk.Advance(time.Second)
-	if snap = mustSample(t, s); len(snap.Events) != 0 {
+	if snap = collectortest.MustSample(t, s); len(snap.Events) != 0 {
 		t.Fatalf("events repeated: %+v", snap.Events)
 	}
 }
@@ -457,8 +443,8 @@ func (n *notifyingRoot) Changes() <-chan struct{} { return n.changes }
 // notification finds a change no notification announced — all long
 // before the next tick.
 func TestRunPrimedWaitsThenFollowsChanges(t *testing.T) {
-	tr := activeBackupTree(t)
-	root, err := NewRootSource(tr.dir)
+	tr := collectortest.ActiveBackupTree(t)
+	root, err := NewRootSource(tr.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -483,8 +469,8 @@ func TestRunPrimedWaitsThenFollowsChanges(t *testing.T) {
 	case <-time.After(300 * time.Millisecond):
 	}
 
-	tr.write("proc/net/bonding/bond0", activeBackupProc("eth1", "down", "up", 1))
-	tr.write("sys/class/net/bond0/bonding/active_slave", "eth1\n")
+	tr.Write("proc/net/bonding/bond0", collectortest.ActiveBackupProc("eth1", "down", "up", 1))
+	tr.Write("sys/class/net/bond0/bonding/active_slave", "eth1\n")
 	src.changes <- struct{}{}
 	snap := <-snaps
 	if !slices.ContainsFunc(snap.Events, func(e model.Event) bool { return e.Kind == model.EventFailover }) {
@@ -494,9 +480,9 @@ func TestRunPrimedWaitsThenFollowsChanges(t *testing.T) {
 	// Unannounced: eth0's failure count goes up again. The re-reads run
 	// meanwhile: the file is replaced whole, never seen half written.
 	time.Sleep(150 * time.Millisecond)
-	tr.write("bond0.new", activeBackupProc("eth1", "down", "up", 2))
+	tr.Write("bond0.new", collectortest.ActiveBackupProc("eth1", "down", "up", 2))
 	changed := time.Now()
-	if err := os.Rename(tr.dir+"/bond0.new", tr.dir+"/proc/net/bonding/bond0"); err != nil {
+	if err := os.Rename(tr.Dir+"/bond0.new", tr.Dir+"/proc/net/bonding/bond0"); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -526,14 +512,14 @@ func TestSamplerNoRateAcrossARecreatedLink(t *testing.T) {
 	src := &bondSource{bond: xorBond("eth0")}
 	src.bond.Counters = counters(7, 1_000)
 	src.bond.Slaves[0].Counters = counters(3, 5_000)
-	clk := &fakeClock{now: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)}
+	clk := collectortest.NewClock(time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC))
 	s := NewSampler(src, Options{Interval: time.Second, Clock: clk.Now})
-	mustSample(t, s)
+	collectortest.MustSample(t, s)
 
 	src.bond.Counters = counters(9, 2_000_000_000) // bond0 again, ifindex 9
 	src.bond.Slaves[0].Counters = counters(3, 6_000)
 	clk.Advance(100 * time.Millisecond)
-	b := mustSample(t, s).Bond("bond0")
+	b := collectortest.MustSample(t, s).Bond("bond0")
 	if b.RxBps != nil || b.TxBps != nil {
 		t.Fatalf("a rate across two links: rx %v tx %v bit/s", *b.RxBps, *b.TxBps)
 	}
@@ -541,7 +527,7 @@ func TestSamplerNoRateAcrossARecreatedLink(t *testing.T) {
 
 	src.bond.Counters = counters(9, 2_000_001_000)
 	clk.Advance(100 * time.Millisecond)
-	approx(t, "the new bond's second tick", mustSample(t, s).Bond("bond0").RxBps, 80_000)
+	approx(t, "the new bond's second tick", collectortest.MustSample(t, s).Bond("bond0").RxBps, 80_000)
 }
 
 // TestSamplerRatesRunBetweenCounterReads: a read that waited after taking
@@ -555,16 +541,16 @@ func TestSamplerRatesRunBetweenCounterReads(t *testing.T) {
 		src.bond.Slaves[0].Counters.Set(bonding.TxBytes, bytes)
 	}
 	t0 := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
-	clk := &fakeClock{now: t0.Add(100 * time.Millisecond)} // the slow read returns
-	src.countersAge = 100 * time.Millisecond               // counters read at t0
+	clk := collectortest.NewClock(t0.Add(100 * time.Millisecond)) // the slow read returns
+	src.countersAge = 100 * time.Millisecond                      // counters read at t0
 	set(1_000_000)
 	s := NewSampler(src, Options{Interval: time.Second, Clock: clk.Now})
-	mustSample(t, s)
+	collectortest.MustSample(t, s)
 
 	src.countersAge = 0
 	set(1_000_000 + 1_270_000) // 100 Mbit/s for 101.6 ms
-	clk.now = t0.Add(101600 * time.Microsecond)
-	snap := mustSample(t, s)
+	clk.Set(t0.Add(101600 * time.Microsecond))
+	snap := collectortest.MustSample(t, s)
 	approx(t, "bond tx", snap.Bond("bond0").TxBps, 100e6)
 	approx(t, "eth0 tx", snap.Bond("bond0").Slaves[0].TxBps, 100e6)
 	if math.Abs(snap.IntervalSeconds-0.1016) > 1e-9 {
@@ -603,20 +589,20 @@ func TestSamplerRatesRunBetweenEachInterfacesReads(t *testing.T) {
 	linux, ovs := xorBond("eth0"), xorBond("eth1")
 	ovs.Name, ovs.Kind = "bond-ovs", bonding.KindOVS
 	t0 := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
-	clk := &fakeClock{now: t0}
+	clk := collectortest.NewClock(t0)
 	set(&linux, 1_000_000, 0, false)
 	set(&ovs, 1_000_000, 0, true)
 	src := &readingSource{r: Reading{Bonds: []bonding.Bond{ovs, linux}}}
 	s := NewSampler(src, Options{Interval: time.Second, Clock: clk.Now})
-	mustSample(t, s)
+	collectortest.MustSample(t, s)
 
 	// The kernel's counters at t0+1 s, OVS's when the Read returned, 300 ms later.
-	clk.now = t0.Add(1300 * time.Millisecond)
+	clk.Set(t0.Add(1300 * time.Millisecond))
 	linux, ovs = src.r.Bonds[1], src.r.Bonds[0]
 	set(&linux, 2_000_000, 0, false)
 	set(&ovs, 2_300_000, 0, true)
 	src.r = Reading{Bonds: []bonding.Bond{ovs, linux}, CountersAge: 300 * time.Millisecond}
-	snap := mustSample(t, s)
+	snap := collectortest.MustSample(t, s)
 	for _, name := range []string{"bond0", "bond-ovs"} {
 		b := snap.Bond(name)
 		approx(t, name+" tx", b.TxBps, 8e6)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bondtop/bondtop/collector/internal/collectortest"
 	"github.com/bondtop/bondtop/collector/neighbors"
 	"github.com/bondtop/bondtop/model"
 )
@@ -29,7 +30,7 @@ func TestSamplerFillsWhatIsHandedBack(t *testing.T) {
 	}
 
 	held := rt.sample()
-	before := jsonOf(t, held)
+	before := collectortest.JSONOf(t, held)
 	for range 3 * lentSnapshots {
 		next := rt.sample()
 		if next == held {
@@ -37,7 +38,7 @@ func TestSamplerFillsWhatIsHandedBack(t *testing.T) {
 		}
 		s.Release(next)
 	}
-	if after := jsonOf(t, held); after != before {
+	if after := collectortest.JSONOf(t, held); after != before {
 		t.Errorf("a held snapshot changed while others were handed back and filled:\nbefore %s\nafter  %s", before, after)
 	}
 
@@ -78,7 +79,7 @@ func TestSamplerFillsWhatIsHandedBack(t *testing.T) {
 // over the demo (neighbours, LACPDU and carrier counters, flows).
 func TestCloneSharesNothingFilledAgain(t *testing.T) {
 	rt := tickingRoot(t, true)
-	clk := &fakeClock{now: time.Unix(1_000_000, 0)}
+	clk := collectortest.NewClock(time.Unix(1_000_000, 0))
 	demo := NewSampler(NewDemoSource(clk.Now), Options{Interval: MinInterval, Clock: clk.Now, Recycle: true})
 	var last *model.Snapshot
 	demoTick := func() *model.Snapshot {
@@ -101,15 +102,15 @@ func TestCloneSharesNothingFilledAgain(t *testing.T) {
 			t.Fatalf("demo: the slave has no switch side or prediction to clone: %+v", b.Slaves[0])
 		}
 		cl := b.Clone()
-		if got, want := jsonOf(t, cl), jsonOf(t, b); got != want {
+		if got, want := collectortest.JSONOf(t, cl), collectortest.JSONOf(t, b); got != want {
 			t.Fatalf("%s: the clone differs from the sample:\n%s\nwant\n%s", c.name, got, want)
 		}
 		sharedRooms(t, reflect.ValueOf(cl).Elem(), reflect.ValueOf(b).Elem(), c.name+": BondSample")
-		before := jsonOf(t, cl)
+		before := collectortest.JSONOf(t, cl)
 		for range 5 {
 			c.tick() // hands back the snapshot before
 		}
-		if after := jsonOf(t, cl); after != before {
+		if after := collectortest.JSONOf(t, cl); after != before {
 			t.Errorf("%s: a clone changed when its snapshot was filled again:\nbefore %s\nafter  %s", c.name, before, after)
 		}
 	}
@@ -206,7 +207,7 @@ func TestRecycledSnapshotsAcrossGoroutines(t *testing.T) {
 // handing back each snapshot at the next tick: every tick's JSON is the
 // same.
 func TestRecycledSnapshotsReadAsNew(t *testing.T) {
-	clk := &fakeClock{now: time.Unix(1_000_000, 0)}
+	clk := collectortest.NewClock(time.Unix(1_000_000, 0))
 	fresh := NewSampler(NewDemoSource(clk.Now), Options{Interval: MinInterval, Clock: clk.Now})
 	again := NewSampler(NewDemoSource(clk.Now), Options{Interval: MinInterval, Clock: clk.Now, Recycle: true})
 	var last *model.Snapshot
@@ -223,7 +224,7 @@ func TestRecycledSnapshotsReadAsNew(t *testing.T) {
 		if i > 2 && want == last {
 			t.Fatal("the two Samplers share a snapshot")
 		}
-		got, wanted := jsonOf(t, last), jsonOf(t, want)
+		got, wanted := collectortest.JSONOf(t, last), collectortest.JSONOf(t, want)
 		if got != wanted {
 			t.Fatalf("tick %d: a snapshot filled again says\n%s\nwhere a new one says\n%s", i, got, wanted)
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/collector/flowmeter"
+	"github.com/bondtop/bondtop/collector/internal/collectortest"
 	"github.com/bondtop/bondtop/model"
 )
 
@@ -112,8 +113,8 @@ func otherSlave(s string) string {
 	return "eth0"
 }
 
-func newMeterSampler(src Source, m flowmeter.Meter) (*Sampler, *fakeClock) {
-	clk := &fakeClock{now: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)}
+func newMeterSampler(src Source, m flowmeter.Meter) (*Sampler, *collectortest.Clock) {
+	clk := collectortest.NewClock(time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC))
 	flows := &staticFlows{} // no sockets: the kernel version for the hash
 	return NewSampler(src, Options{Interval: time.Second, Clock: clk.Now, Meter: m, Flows: flows}), clk
 }
@@ -139,8 +140,8 @@ func TestMeasuredRatesAgreementAndGaps(t *testing.T) {
 		m.reading = flowmeter.Reading{Time: at, Source: flowmeter.SourceEBPF, SampleRate: 1, Flows: []flowmeter.Flow{fa, fw, fr},
 			Lost: []flowmeter.Lost{{Ifindex: 11, Direction: flowmeter.Rx, Bytes: 1000}}, MapEntries: 3, MapSize: 1024}
 	}
-	set(clk.now, 1000, 2000, 5000)
-	first := mustSample(t, s).Bond("bond0").Measured
+	set(clk.Now(), 1000, 2000, 5000)
+	first := collectortest.MustSample(t, s).Bond("bond0").Measured
 	if first == nil || first.Source != "ebpf" || first.HaveRates() {
 		t.Fatalf("first reading: %+v, want ebpf without rates", first)
 	}
@@ -149,8 +150,8 @@ func TestMeasuredRatesAgreementAndGaps(t *testing.T) {
 	}
 
 	clk.Advance(2 * time.Second)
-	set(clk.now, 1000+250_000, 2000+50_000, 5000+1_000_000)
-	mt := mustSample(t, s).Bond("bond0").Measured
+	set(clk.Now(), 1000+250_000, 2000+50_000, 5000+1_000_000)
+	mt := collectortest.MustSample(t, s).Bond("bond0").Measured
 	if len(m.syncs) != 1 {
 		t.Fatalf("Sync called again without a slave change: %v", m.syncs)
 	}
@@ -187,8 +188,8 @@ func TestMeasuredRatesAgreementAndGaps(t *testing.T) {
 	fa.Packets, fr.Packets = fa.Bytes/100, 0
 	m.reading.Flows = []flowmeter.Flow{fa, fr}
 	m.reading.Lost[0].Bytes = 1000 + 500
-	m.reading.Time = clk.now
-	mt = mustSample(t, s).Bond("bond0").Measured
+	m.reading.Time = clk.Now()
+	mt = collectortest.MustSample(t, s).Bond("bond0").Measured
 	if len(mt.Flows) != 2 || mt.Flows[0].Bps != 1e6 || mt.Flows[1].HaveRate {
 		t.Fatalf("after a gap: %+v", mt.Flows)
 	}
@@ -199,12 +200,12 @@ func TestMeasuredRatesAgreementAndGaps(t *testing.T) {
 	// The meter cannot be read: a warning once, the last traffic stays.
 	m.err = errors.New("batch lookup: bad file descriptor")
 	clk.Advance(time.Second)
-	snap := mustSample(t, s)
+	snap := collectortest.MustSample(t, s)
 	if snap.Bond("bond0").Measured != mt || len(snap.Warnings) != 1 || !strings.Contains(snap.Warnings[0], "batch lookup") {
 		t.Fatalf("read error: traffic %p (want %p), warnings %v", snap.Bond("bond0").Measured, mt, snap.Warnings)
 	}
 	clk.Advance(time.Second)
-	if snap := mustSample(t, s); len(snap.Warnings) != 0 {
+	if snap := collectortest.MustSample(t, s); len(snap.Warnings) != 0 {
 		t.Fatalf("the same error again: %v", snap.Warnings)
 	}
 	m.err = nil
@@ -212,7 +213,7 @@ func TestMeasuredRatesAgreementAndGaps(t *testing.T) {
 	// A slave leaves the bond: the meter is synced to the rest.
 	src.bond.Slaves = src.bond.Slaves[:1]
 	clk.Advance(time.Second)
-	mustSample(t, s)
+	collectortest.MustSample(t, s)
 	if len(m.syncs) != 2 || len(m.syncs[1]) != 1 || m.syncs[1][10] != "eth0" {
 		t.Fatalf("sync after the slave left: %v", m.syncs)
 	}
@@ -221,24 +222,24 @@ func TestMeasuredRatesAgreementAndGaps(t *testing.T) {
 func TestMeasuredLocalSocketsAndNewFlows(t *testing.T) {
 	src := &bondSource{bond: xorBond("eth0", "eth1")}
 	m := &fakeMeter{}
-	clk := &fakeClock{now: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)}
+	clk := collectortest.NewClock(time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC))
 	sock := model.Socket{ID: 1, Proto: bonding.ProtoUDP, Local: netip.MustParseAddrPort("10.0.0.1:40000"), Remote: netip.MustParseAddrPort("10.0.0.2:53"),
 		Path: model.Path{Dev: "bond0", Bond: "bond0", SrcMAC: hostMAC, DstMAC: peerMAC, HaveDstMAC: true}}
 	s := NewSampler(src, Options{Clock: clk.Now, Meter: m, Flows: &staticFlows{sockets: []model.Socket{sock}}})
-	m.reading = flowmeter.Reading{Time: clk.now, Source: flowmeter.SourceSampled, SampleRate: 100}
-	mustSample(t, s)
+	m.reading = flowmeter.Reading{Time: clk.Now(), Source: flowmeter.SourceSampled, SampleRate: 100}
+	collectortest.MustSample(t, s)
 
 	clk.Advance(time.Second)
-	prev := clk.now.Add(-time.Second)
+	prev := clk.Now().Add(-time.Second)
 	tx := udpFlow("eth0", flowmeter.Tx, 40000, 8000)
-	tx.FirstSeen = clk.now.Add(-time.Millisecond) // new since the last reading: all its bytes count
+	tx.FirstSeen = clk.Now().Add(-time.Millisecond) // new since the last reading: all its bytes count
 	rx := udpFlow("eth1", flowmeter.Rx, 40000, 8000)
 	rx.FirstSeen = prev.Add(-time.Minute) // older than the last reading, yet absent from it: no rate
 	fwd := udpFlow("eth0", flowmeter.Tx, 40002, 100)
 	fwd.Src = netip.MustParseAddr("10.9.0.7") // a VM's
 	m.reading.Flows = []flowmeter.Flow{tx, rx, fwd}
-	m.reading.Time = clk.now
-	mt := mustSample(t, s).Bond("bond0").Measured
+	m.reading.Time = clk.Now()
+	mt := collectortest.MustSample(t, s).Bond("bond0").Measured
 	if mt.Source != "sampled" || mt.SampleRate != 100 {
 		t.Fatalf("source %q 1:%d, want sampled 1:100", mt.Source, mt.SampleRate)
 	}
@@ -265,9 +266,9 @@ func TestMeasuredLocalSocketsAndNewFlows(t *testing.T) {
 
 func TestMeasuredSocketsOnlyAndJSON(t *testing.T) {
 	src := &bondSource{bond: xorBond("eth0", "eth1")}
-	clk := &fakeClock{now: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)}
+	clk := collectortest.NewClock(time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC))
 	s := NewSampler(src, Options{Clock: clk.Now, MeterWhy: "the flow meter needs root"})
-	b := mustSample(t, s).Bond("bond0")
+	b := collectortest.MustSample(t, s).Bond("bond0")
 	out, err := json.Marshal(b)
 	if err != nil {
 		t.Fatal(err)
@@ -290,15 +291,15 @@ func TestMeasuredSocketsOnlyAndJSON(t *testing.T) {
 	// With a meter: every key of the outline, nulls where unknown.
 	m := &fakeMeter{}
 	s2, clk2 := newMeterSampler(src, m)
-	m.reading = flowmeter.Reading{Time: clk2.now, Source: flowmeter.SourceEBPF, SampleRate: 1}
-	mustSample(t, s2)
+	m.reading = flowmeter.Reading{Time: clk2.Now(), Source: flowmeter.SourceEBPF, SampleRate: 1}
+	collectortest.MustSample(t, s2)
 	clk2.Advance(time.Second)
 	arp := flowmeter.Flow{Slave: "eth1"}
 	arp.Ifindex, arp.Direction, arp.EtherType, arp.Bytes = 11, flowmeter.Rx, 0x0806, 60
 	// Counted 1 in 4 above the meter's budget: an estimate.
 	arp.Sampled = true
-	m.reading = flowmeter.Reading{Time: clk2.now, Source: flowmeter.SourceEBPF, SampleRate: 4, Flows: []flowmeter.Flow{udpFlow("eth0", flowmeter.Tx, 40000, 1000), arp}}
-	out, err = json.Marshal(mustSample(t, s2).Bond("bond0").Measured)
+	m.reading = flowmeter.Reading{Time: clk2.Now(), Source: flowmeter.SourceEBPF, SampleRate: 4, Flows: []flowmeter.Flow{udpFlow("eth0", flowmeter.Tx, 40000, 1000), arp}}
+	out, err = json.Marshal(collectortest.MustSample(t, s2).Bond("bond0").Measured)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -356,11 +357,11 @@ func TestMeasuredSocketsOnlyAndJSON(t *testing.T) {
 // the host holds, all flows from the gateway's MAC arriving on one slave,
 // and tx flows on the slave the kernel's hash predicts.
 func TestDemoMeter(t *testing.T) {
-	clk := &fakeClock{now: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)}
+	clk := collectortest.NewClock(time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC))
 	s := NewSampler(NewDemoSource(clk.Now), Options{Interval: time.Second, Clock: clk.Now})
 	var mt *model.MeasuredTraffic
 	for range 5 {
-		mt = mustSample(t, s).Bond("bond0").Measured
+		mt = collectortest.MustSample(t, s).Bond("bond0").Measured
 		clk.Advance(time.Second)
 	}
 	if !mt.Metered() || !mt.HaveRates() {
@@ -394,7 +395,7 @@ func TestDemoMeter(t *testing.T) {
 	}
 	// The per-slave sums of the measured flows match each slave's own
 	// counters (the same bytes, counted twice by the simulation).
-	snap := mustSample(t, s)
+	snap := collectortest.MustSample(t, s)
 	bs := snap.Bond("bond0")
 	for i := range bs.Slaves {
 		sl := &bs.Slaves[i]
@@ -451,11 +452,11 @@ func TestMeasuredPerSlaveFrames(t *testing.T) {
 		f.Bytes, f.Packets = bytes, bytes/124
 		return f
 	}
-	m.reading = flowmeter.Reading{Time: clk.now, Source: flowmeter.SourceEBPF, SampleRate: 1, Flows: []flowmeter.Flow{lacpdu("eth0", 124), lacpdu("eth1", 124)}}
-	mustSample(t, s)
+	m.reading = flowmeter.Reading{Time: clk.Now(), Source: flowmeter.SourceEBPF, SampleRate: 1, Flows: []flowmeter.Flow{lacpdu("eth0", 124), lacpdu("eth1", 124)}}
+	collectortest.MustSample(t, s)
 	clk.Advance(time.Second)
-	m.reading = flowmeter.Reading{Time: clk.now, Source: flowmeter.SourceEBPF, SampleRate: 1, Flows: []flowmeter.Flow{lacpdu("eth0", 248), lacpdu("eth1", 248)}}
-	mt := mustSample(t, s).Bond("bond0").Measured
+	m.reading = flowmeter.Reading{Time: clk.Now(), Source: flowmeter.SourceEBPF, SampleRate: 1, Flows: []flowmeter.Flow{lacpdu("eth0", 248), lacpdu("eth1", 248)}}
+	mt := collectortest.MustSample(t, s).Bond("bond0").Measured
 	a := mt.Agreement
 	if a.Flows != 2 || a.Unpredictable != 2 || a.Disagree() != 0 || mt.Flows[0].ProtoName() != "lacp" {
 		t.Fatalf("LACPDUs: agreement %+v, %s", a, mt.Flows[0].ProtoName())
@@ -483,7 +484,7 @@ func TestMeterSyncRetries(t *testing.T) {
 	s, clk := newMeterSampler(src, m)
 	var warned int
 	for range 4 {
-		snap := mustSample(t, s)
+		snap := collectortest.MustSample(t, s)
 		for _, w := range snap.Warnings {
 			if strings.Contains(w, "device or resource busy") {
 				warned++
@@ -509,8 +510,8 @@ func TestMeasuredTLBRewrite(t *testing.T) {
 		s, clk := newMeterSampler(src, m)
 		f := udpFlow("eth0", flowmeter.Tx, 40000, 1000)
 		f.SrcMAC = [6]byte{2, 0, 0, 0, 0, 0x77} // the slave's own, rewritten
-		m.reading = flowmeter.Reading{Time: clk.now, Source: flowmeter.SourceEBPF, SampleRate: 1, Flows: []flowmeter.Flow{f}}
-		mt := mustSample(t, s).Bond("bond0").Measured
+		m.reading = flowmeter.Reading{Time: clk.Now(), Source: flowmeter.SourceEBPF, SampleRate: 1, Flows: []flowmeter.Flow{f}}
+		mt := collectortest.MustSample(t, s).Bond("bond0").Measured
 		if got := mt.Flows[0].PredictedSlave() != ""; got != tc.predictable {
 			t.Errorf("balance-tlb %s: predicted %q (%s), want predictable %v", tc.policy, mt.Flows[0].PredictedSlave(), mt.Flows[0].Predicted.Reason, tc.predictable)
 		}
@@ -530,7 +531,7 @@ func TestMeasuredTLBRewrite(t *testing.T) {
 func TestMeterReadOncePerSecond(t *testing.T) {
 	src := &bondSource{bond: xorBond("eth0", "eth1")}
 	m := &fakeMeter{}
-	clk := &fakeClock{now: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)}
+	clk := collectortest.NewClock(time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC))
 	s := NewSampler(src, Options{Interval: MinInterval, Clock: clk.Now, Meter: m, Flows: &staticFlows{}, MeterEvery: DashboardMeterEvery})
 	f := udpFlow("eth0", flowmeter.Tx, 40000, 0)
 	f.Slave = hashedSlave(t, f, "eth0", "eth1")
@@ -539,8 +540,8 @@ func TestMeterReadOncePerSecond(t *testing.T) {
 		t.Helper()
 		clk.Advance(d)
 		f.Bytes += 1000 // 1000 bytes a tick
-		m.reading = flowmeter.Reading{Time: clk.now, Source: flowmeter.SourceEBPF, SampleRate: 1, Flows: []flowmeter.Flow{f}, MapEntries: 1, MapSize: 1024}
-		return mustSample(t, s).Bond("bond0").Measured
+		m.reading = flowmeter.Reading{Time: clk.Now(), Source: flowmeter.SourceEBPF, SampleRate: 1, Flows: []flowmeter.Flow{f}, MapEntries: 1, MapSize: 1024}
+		return collectortest.MustSample(t, s).Bond("bond0").Measured
 	}
 	tick(MinInterval)
 	if last := tick(MinInterval); m.reads != 2 || last == nil || !last.HaveRates() {
@@ -579,7 +580,7 @@ func TestMeterReadOncePerSecond(t *testing.T) {
 	reads = m.reads
 	for range 5 {
 		clk.Advance(MinInterval)
-		mustSample(t, every)
+		collectortest.MustSample(t, every)
 	}
 	if m.reads != reads+5 {
 		t.Fatalf("without MeterEvery, 5 ticks at 100 ms read the meter %d times, want 5", m.reads-reads)
