@@ -1,4 +1,4 @@
-package collector
+package collector_test
 
 import (
 	"math"
@@ -6,7 +6,9 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/bonding"
+	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/collector/internal/collectortest"
+	"github.com/bondtop/bondtop/collector/rootdir"
 	"github.com/bondtop/bondtop/model"
 )
 
@@ -14,12 +16,12 @@ import (
 // points in time order across the ring's growth.
 func TestHistoryKeepsSpanAfterFasterPace(t *testing.T) {
 	tr := collectortest.FourSlaveTree(t)
-	src, err := NewRootSource(tr.Dir)
+	src, err := rootdir.New(tr.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	clk := collectortest.NewClock(time.Unix(1_700_000_000, 0))
-	s := NewSampler(src, Options{Interval: time.Second, History: time.Minute, Clock: clk.Now})
+	s := collector.NewSampler(src, collector.Options{Interval: time.Second, History: time.Minute, Clock: clk.Now})
 	tick := func(n int, d time.Duration) {
 		for range n {
 			clk.Advance(d)
@@ -31,7 +33,7 @@ func TestHistoryKeepsSpanAfterFasterPace(t *testing.T) {
 	tick(90, time.Second) // full ring, wrapped
 	s.SetInterval(100 * time.Millisecond)
 	tick(300, 100*time.Millisecond) // 30 s at the new pace
-	pts := s.History().Since(Series{Bond: "bond0", Tx: true}, clk.Now().Add(-time.Hour))
+	pts := s.History().Since(collector.Series{Bond: "bond0", Tx: true}, clk.Now().Add(-time.Hour))
 	if len(pts) < 2 {
 		t.Fatalf("%d points", len(pts))
 	}
@@ -44,7 +46,7 @@ func TestHistoryKeepsSpanAfterFasterPace(t *testing.T) {
 		t.Fatalf("history spans %v after the faster pace, want the minute it keeps", span)
 	}
 	tick(1200, 100*time.Millisecond)
-	pts = s.History().Since(Series{Bond: "bond0", Tx: true}, clk.Now().Add(-time.Hour))
+	pts = s.History().Since(collector.Series{Bond: "bond0", Tx: true}, clk.Now().Add(-time.Hour))
 	if span := clk.Now().Sub(pts[0].Time); span < 59*time.Second || span > 61*time.Second {
 		t.Fatalf("history spans %v at 100 ms, want a minute", span)
 	}
@@ -56,11 +58,11 @@ func TestHistoryKeepsSpanAfterFasterPace(t *testing.T) {
 // A Sampler told to keep no history records none.
 func TestNoHistory(t *testing.T) {
 	tr := collectortest.FourSlaveTree(t)
-	src, err := NewRootSource(tr.Dir)
+	src, err := rootdir.New(tr.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := NewSampler(src, Options{History: NoHistory})
+	s := collector.NewSampler(src, collector.Options{History: collector.NoHistory})
 	if _, err := s.Sample(); err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +79,7 @@ func TestHistoryHourAtFastPace(t *testing.T) {
 		start time.Duration // the pace before 100 ms (0: 100 ms from the start)
 	}{{"100ms", 0}, {"1s then 100ms", time.Second}} {
 		t.Run(c.name, func(t *testing.T) {
-			h := NewHistory(time.Hour, max(c.start, 100*time.Millisecond))
+			h := collector.NewHistory(time.Hour, max(c.start, 100*time.Millisecond))
 			at := time.Unix(1_700_000_000, 0)
 			rec := func(v float64) {
 				h.Record(&model.Snapshot{Time: at, Bonds: []model.BondSample{{Bond: bonding.Bond{Name: "bond0"}, Traffic: model.Traffic{TxBps: &v}}}})
@@ -98,7 +100,7 @@ func TestHistoryHourAtFastPace(t *testing.T) {
 				}
 				rec(v)
 			}
-			key := Series{Bond: "bond0", Tx: true}
+			key := collector.Series{Bond: "bond0", Tx: true}
 			pts := h.Since(key, at.Add(-time.Hour))
 			if span := at.Sub(pts[0].Time); span < 59*time.Minute || span > time.Hour {
 				t.Fatalf("an hour asked for, %v held", span)
@@ -121,7 +123,7 @@ func TestHistoryHourAtFastPace(t *testing.T) {
 
 // A spike of one 100 ms sample survives as its second's peak.
 func TestHistoryKeepsPeaks(t *testing.T) {
-	h := NewHistory(time.Hour, 100*time.Millisecond)
+	h := collector.NewHistory(time.Hour, 100*time.Millisecond)
 	at := time.Unix(1_700_000_000, 0)
 	spike := at.Add(5*time.Second + 300*time.Millisecond)
 	for range 20 * 60 * 10 { // 20 minutes
@@ -133,7 +135,7 @@ func TestHistoryKeepsPeaks(t *testing.T) {
 		h.Record(&model.Snapshot{Time: at, Bonds: []model.BondSample{{Bond: bonding.Bond{Name: "bond0"}, Traffic: model.Traffic{TxBps: &v}}}})
 	}
 	found := false
-	for _, p := range h.Since(Series{Bond: "bond0", Tx: true}, time.Time{}) {
+	for _, p := range h.Since(collector.Series{Bond: "bond0", Tx: true}, time.Time{}) {
 		if p.Value == 5e9 {
 			found = true
 		}
@@ -148,7 +150,7 @@ func TestHistoryKeepsPeaks(t *testing.T) {
 // away rather than the old values of the slots its clock reuses, and the
 // others are untouched, every series on the same times.
 func TestHistorySlaveComesAndGoes(t *testing.T) {
-	h := NewHistory(10*time.Second, time.Second)
+	h := collector.NewHistory(10*time.Second, time.Second)
 	at := time.Unix(1_700_000_000, 0)
 	present := func(i int) bool { return i >= 2 && (i < 12 || i >= 16) }
 	record := func(i int) {
@@ -163,8 +165,8 @@ func TestHistorySlaveComesAndGoes(t *testing.T) {
 	}
 	check := func(from, to int) {
 		t.Helper()
-		e1 := h.Since(Series{Bond: "bond0", Slave: "e1", Tx: true}, time.Time{})
-		e2 := h.Since(Series{Bond: "bond0", Slave: "e2", Tx: true}, time.Time{})
+		e1 := h.Since(collector.Series{Bond: "bond0", Slave: "e1", Tx: true}, time.Time{})
+		e2 := h.Since(collector.Series{Bond: "bond0", Slave: "e2", Tx: true}, time.Time{})
 		if len(e1) != to-from || len(e2) != to-from {
 			t.Fatalf("%d and %d points, want samples %d to %d", len(e1), len(e2), from, to-1)
 		}
@@ -193,7 +195,7 @@ func TestHistorySlaveComesAndGoes(t *testing.T) {
 		record(i)
 	}
 	check(10, 20)
-	if pts := h.Since(Series{Bond: "bond0", Slave: "e3"}, time.Time{}); pts != nil {
+	if pts := h.Since(collector.Series{Bond: "bond0", Slave: "e3"}, time.Time{}); pts != nil {
 		t.Errorf("a series never seen: %v", pts)
 	}
 }

@@ -1,4 +1,4 @@
-package collector
+package collector_test
 
 import (
 	"context"
@@ -6,17 +6,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/collector/internal/collectortest"
+	"github.com/bondtop/bondtop/collector/rootdir"
 	"github.com/bondtop/bondtop/model"
 )
 
 // slowSource takes longer to read than the interval asked for.
 type slowSource struct {
-	Source
+	collector.Source
 	delay time.Duration
 }
 
-func (s *slowSource) Read() (Reading, error) {
+func (s *slowSource) Read() (collector.Reading, error) {
 	time.Sleep(s.delay)
 	return s.Source.Read()
 }
@@ -25,14 +27,14 @@ func (s *slowSource) Read() (Reading, error) {
 // their warnings, and mark the pace achieved on every one while behind.
 func TestSamplerSaysWhenBehind(t *testing.T) {
 	tr := collectortest.FourSlaveTree(t)
-	root, err := NewRootSource(tr.Dir)
+	root, err := rootdir.New(tr.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	slow := &slowSource{Source: root, delay: 250 * time.Millisecond}
-	s := NewSampler(slow, Options{Interval: MinInterval, History: NoHistory})
+	s := collector.NewSampler(slow, collector.Options{Interval: collector.MinInterval, History: collector.NoHistory})
 	var snaps []*model.Snapshot
-	if err := s.Intervals(context.Background(), behindAfter+4, func(sn *model.Snapshot) { snaps = append(snaps, sn) }); err != nil {
+	if err := s.Intervals(context.Background(), collector.BehindAfter+4, func(sn *model.Snapshot) { snaps = append(snaps, sn) }); err != nil {
 		t.Fatal(err)
 	}
 	warned := 0
@@ -55,7 +57,7 @@ func TestSamplerSaysWhenBehind(t *testing.T) {
 	slow.delay = 0
 	s.SetInterval(300 * time.Millisecond)
 	snaps = nil
-	if err := s.Intervals(context.Background(), behindAfter+2, func(sn *model.Snapshot) { snaps = append(snaps, sn) }); err != nil {
+	if err := s.Intervals(context.Background(), collector.BehindAfter+2, func(sn *model.Snapshot) { snaps = append(snaps, sn) }); err != nil {
 		t.Fatal(err)
 	}
 	for _, sn := range snaps {

@@ -16,21 +16,22 @@ func sameArray(a, b []bonding.Bond) bool {
 	return cap(a) > 0 && cap(b) > 0 && firstOf(a) == firstOf(b)
 }
 
-// Snapshots handed back (Options.Recycle, Sampler.Release) are filled
-// again by a later tick: the Snapshot itself, its bonds' array, the array
-// of all their slaves, the rooms of their numbers and of their switch
-// sides, its lists of events, notes and warnings. A steady tick then
-// allocates nothing. A Sampler remembers the last lentSnapshots it made;
-// one handed back after it was forgotten is left to the collector, as is
-// every snapshot when the consumer never hands any back.
-const lentSnapshots = 8
+// LentSnapshots is how many of the snapshots it made a Sampler
+// remembers. Snapshots handed back (Options.Recycle, Sampler.Release) are
+// filled again by a later tick: the Snapshot itself, its bonds' array,
+// the array of all their slaves, the rooms of their numbers and of their
+// switch sides, its lists of events, notes and warnings. A steady tick
+// then allocates nothing. One handed back after the Sampler forgot it is
+// left to the garbage collector, as is every snapshot when the consumer
+// never hands any back.
+const LentSnapshots = 8
 
 // snapshotStore is what a Sampler lent and what came back. The consumer
 // hands snapshots back from its own goroutine (a UI's event loop), so it
 // locks.
 type snapshotStore struct {
 	mu   sync.Mutex
-	lent [lentSnapshots]lentSnapshot
+	lent [LentSnapshots]lentSnapshot
 	next int // the slot the next new snapshot takes when none is back
 }
 
@@ -71,7 +72,7 @@ func (st *snapshotStore) take() (*model.Snapshot, *lentSnapshot) {
 		}
 	}
 	l := &st.lent[st.next]
-	st.next = (st.next + 1) % lentSnapshots
+	st.next = (st.next + 1) % LentSnapshots
 	*l = lentSnapshot{snap: new(model.Snapshot)}
 	return l.snap, l
 }

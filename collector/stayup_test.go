@@ -1,4 +1,4 @@
-package collector
+package collector_test
 
 import (
 	"errors"
@@ -7,6 +7,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/collector/rootdir"
 	"github.com/bondtop/bondtop/model"
 )
 
@@ -26,28 +28,28 @@ func TestStayUpFirstRead(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(withBond, "proc/net/bonding/bond0"), capture, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	sample := func(dir string, o Options) (*model.Snapshot, error) {
-		src, err := NewRootSource(dir)
+	sample := func(dir string, o collector.Options) (*model.Snapshot, error) {
+		src, err := rootdir.New(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { src.Close() })
-		return NewSampler(src, o).Sample()
+		return collector.NewSampler(src, o).Sample()
 	}
 
-	if _, err := sample(empty, Options{}); !errors.Is(err, ErrNoBonding) {
+	if _, err := sample(empty, collector.Options{}); !errors.Is(err, collector.ErrNoBonding) {
 		t.Errorf("no driver, without StayUp: %v, want ErrNoBonding", err)
 	}
-	snap, err := sample(empty, Options{StayUp: true})
+	snap, err := sample(empty, collector.Options{StayUp: true})
 	if err != nil || !snap.NoBonding || len(snap.Bonds) != 0 {
 		t.Errorf("no driver, StayUp: %+v, %v; want an empty snapshot with NoBonding", snap, err)
 	}
 
-	var nf *NotFoundError
-	if _, err := sample(withBond, Options{Bonds: []string{"bond9"}}); !errors.As(err, &nf) {
+	var nf *collector.NotFoundError
+	if _, err := sample(withBond, collector.Options{Bonds: []string{"bond9"}}); !errors.As(err, &nf) {
 		t.Errorf("bond9 missing, without StayUp: %v, want a NotFoundError", err)
 	}
-	snap, err = sample(withBond, Options{Bonds: []string{"bond0", "bond9"}, StayUp: true})
+	snap, err = sample(withBond, collector.Options{Bonds: []string{"bond0", "bond9"}, StayUp: true})
 	if err != nil || !slices.Equal(snap.Missing, []string{"bond9"}) || snap.Bond("bond0") == nil || snap.NoBonding {
 		t.Errorf("bond9 missing, StayUp: %+v, %v; want bond0 and Missing [bond9]", snap, err)
 	}

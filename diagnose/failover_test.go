@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/collector/rootdir"
 	"github.com/bondtop/bondtop/model"
 )
 
@@ -253,7 +254,7 @@ func TestFailoverFindings(t *testing.T) {
 // treeFindings samples a tree once with the analyzer.
 func treeFindings(t *testing.T, dir string) []Finding {
 	t.Helper()
-	src, err := collector.NewRootSource(dir)
+	src, err := rootdir.New(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,7 +285,7 @@ func TestIdentityChanges(t *testing.T) {
 		for _, changed := range []bool{true, false} {
 			dir := labTree(t, "LACP_slaves-2")
 			now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-			src, err := collector.NewRootSource(dir)
+			src, err := rootdir.New(dir)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -328,7 +329,7 @@ func TestIdentityChanges(t *testing.T) {
 func TestConfigUnknownUnreadable(t *testing.T) {
 	dir := labTree(t, "Modes_broadcast")
 	write(t, dir, "etc/hostname", "h\n")
-	src, err := collector.NewRootSource(dir)
+	src, err := rootdir.New(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

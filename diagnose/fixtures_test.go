@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/collector/rootdir"
 	"github.com/bondtop/bondtop/model"
 )
 
@@ -85,7 +86,7 @@ func fixtureSnapshot(t *testing.T, file string, extra map[string]string) *model.
 			t.Fatal(err)
 		}
 	}
-	src, err := collector.NewRootSource(dir)
+	src, err := rootdir.New(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/collector/rootdir"
 	"github.com/bondtop/bondtop/internal/bondtree"
 	"github.com/bondtop/bondtop/model"
 )
@@ -25,14 +26,14 @@ func BenchmarkFullWindowTick(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			root, err := collector.NewRootSource(tr.Dir)
+			root, err := rootdir.New(tr.Dir)
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer root.Close()
 			now := time.Unix(1_700_000_000, 0)
 			w := NewWindow(0)
-			s := collector.NewSampler(&bondtree.MovingSource{RootSource: root}, collector.Options{
+			s := collector.NewSampler(&bondtree.MovingSource{Source: root}, collector.Options{
 				Interval: 100 * time.Millisecond, Clock: func() time.Time { return now },
 				Analyze: w.Fill, History: -1,
 			})
@@ -138,14 +139,14 @@ func fullWindow(tb testing.TB, bonds, slaves int) (fill func()) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	root, err := collector.NewRootSource(tr.Dir)
+	root, err := rootdir.New(tr.Dir)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { root.Close() })
 	start := time.Unix(1_700_000_000, 0)
 	now := start
-	s := collector.NewSampler(&bondtree.MovingSource{RootSource: root}, collector.Options{
+	s := collector.NewSampler(&bondtree.MovingSource{Source: root}, collector.Options{
 		Interval: 100 * time.Millisecond, Clock: func() time.Time { return now }, History: -1,
 	})
 	snaps := make([]*model.Snapshot, 1000)

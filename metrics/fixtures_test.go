@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/collector/rootdir"
 	"github.com/bondtop/bondtop/diagnose"
 	"github.com/prometheus/common/model"
 )
@@ -56,7 +57,7 @@ func scrapeFixture(t *testing.T, name string) map[string]float64 {
 	if name == "demo" {
 		src, samples = collector.NewDemoSource(clock), 21
 	} else {
-		rs, err := collector.NewRootSource(fixtureRoot(t, name))
+		rs, err := rootdir.New(fixtureRoot(t, name))
 		if err != nil {
 			t.Fatal(err)
 		}

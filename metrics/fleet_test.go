@@ -9,6 +9,7 @@ import (
 
 	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/collector/rootdir"
 	"github.com/bondtop/bondtop/diagnose"
 	"github.com/bondtop/bondtop/model"
 )
@@ -17,7 +18,7 @@ import (
 // (rates need two), with bondtop's diagnosis, as --root does.
 func fixtureSnapshot(t *testing.T, name string) *model.Snapshot {
 	t.Helper()
-	src, err := collector.NewRootSource("../testdata/lab/" + name)
+	src, err := rootdir.New("../testdata/lab/" + name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +78,7 @@ func TestHealthMetrics(t *testing.T) {
 	// tree, then its /proc/net/bonding removed): it goes on with an empty
 	// reading that carries the error as a warning.
 	root := fixtureRoot(t, "8023ad-6.8-healthy-root")
-	src, err := collector.NewRootSource(root)
+	src, err := rootdir.New(root)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/gdamore/tcell/v2"
 
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/collector/rootdir"
 	"github.com/bondtop/bondtop/diagnose"
 	"github.com/bondtop/bondtop/internal/bondtree"
 	"github.com/bondtop/bondtop/internal/natural"
@@ -34,7 +35,7 @@ func manyBonds(t *testing.T) *sim {
 	if err := os.WriteFile(proc, []byte(down), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	src, err := collector.NewRootSource(h.dir)
+	src, err := rootdir.New(h.dir)
 	if err != nil {
 		t.Fatal(err)
 	}

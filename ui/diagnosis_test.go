@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/collector/rootdir"
 	"github.com/bondtop/bondtop/diagnose"
 	"github.com/bondtop/bondtop/loadrun"
 	"github.com/gdamore/tcell/v2"
@@ -152,7 +153,7 @@ func TestNewPanelsEverySize(t *testing.T) {
 func TestDiagnosisDrift(t *testing.T) {
 	h := newHost(t)
 	h.dir = filepath.Join("..", "testdata", "lab", "Drift_netplan")
-	src, err := collector.NewRootSource(h.dir)
+	src, err := rootdir.New(h.dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/collector/rootdir"
 	"github.com/bondtop/bondtop/model"
 )
 
@@ -87,7 +88,7 @@ func (h *host) counters(ifname string, rx, tx uint64) {
 // sample.
 func (h *host) open(interval time.Duration, bonds ...string) {
 	h.t.Helper()
-	src, err := collector.NewRootSource(h.dir)
+	src, err := rootdir.New(h.dir)
 	if err != nil {
 		h.t.Fatal(err)
 	}

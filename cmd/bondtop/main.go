@@ -18,6 +18,7 @@ import (
 
 	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/collector/flowmeter"
+	"github.com/bondtop/bondtop/collector/rootdir"
 	"github.com/bondtop/bondtop/internal/printable"
 	"github.com/bondtop/bondtop/model"
 )
@@ -408,7 +409,7 @@ func openSource(o options) (collector.Source, error) {
 		return collector.NewDemoSource(time.Now), nil
 	}
 	if o.root != "" {
-		return collector.NewRootSource(o.root)
+		return rootdir.New(o.root)
 	}
 	live, err := collector.NewLiveSource()
 	if err != nil {

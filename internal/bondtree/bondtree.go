@@ -15,6 +15,7 @@ import (
 
 	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/collector/rootdir"
 )
 
 // Tree is a generated root directory.
@@ -193,14 +194,14 @@ details partner lacp pdu:
 // j+1 units, so shares are uneven), Step Advances a Read: thousands of
 // ticks without rewriting the statistics files.
 type MovingSource struct {
-	*collector.RootSource
+	*rootdir.Source
 	Step uint64 // Advances per Read; 0 counts as 1
 	tick uint64
 }
 
 // Read implements collector.Source.
 func (m *MovingSource) Read() (collector.Reading, error) {
-	r, err := m.RootSource.Read()
+	r, err := m.Source.Read()
 	m.tick += max(m.Step, 1)
 	for i := range r.Bonds {
 		b := &r.Bonds[i]

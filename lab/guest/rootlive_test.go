@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/bonding"
-	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/collector/rootdir"
 )
 
 // TestRootOnTheRunningKernel: --root / reads the running kernel's procfs
@@ -19,7 +19,7 @@ import (
 func TestRootOnTheRunningKernel(t *testing.T) {
 	p := NewPair(t, 61, 2)
 	p.Root.Bond(t, p.Bond, BondSpec{Mode: "balance-xor", XmitHashPolicy: "layer3+4"}, p.Slaves...)
-	src, err := collector.NewRootSource("/")
+	src, err := rootdir.New("/")
 	if err != nil {
 		t.Fatal(err)
 	}

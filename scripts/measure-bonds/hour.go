@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/collector/rootdir"
 	"github.com/bondtop/bondtop/internal/bondtree"
 	"github.com/bondtop/bondtop/record"
 )
@@ -31,11 +32,11 @@ func writeHour(path, size string, pace time.Duration) error {
 	if _, err := bondtree.Write(dir, bonds, slaves); err != nil {
 		return err
 	}
-	root, err := collector.NewRootSource(dir)
+	root, err := rootdir.New(dir)
 	if err != nil {
 		return err
 	}
-	src := &bondtree.MovingSource{RootSource: root, Step: uint64(pace / interval)}
+	src := &bondtree.MovingSource{Source: root, Step: uint64(pace / interval)}
 	defer src.Close()
 	n := int(time.Hour / pace)
 	now := time.Now().Add(-time.Duration(n) * pace)

@@ -2,6 +2,7 @@ package collectortest
 
 import (
 	"encoding/json"
+	"math"
 	"testing"
 	"time"
 
@@ -46,4 +47,15 @@ func JSONOf(t testing.TB, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// Approx fails the test unless got is want, to a part in a billion.
+func Approx(t testing.TB, what string, got *float64, want float64) {
+	t.Helper()
+	if got == nil {
+		t.Fatalf("%s: nil, want %v", what, want)
+	}
+	if math.Abs(*got-want) > want*1e-9+1e-9 {
+		t.Fatalf("%s = %v, want %v", what, *got, want)
+	}
 }

@@ -1,16 +1,14 @@
-package collector
+package rootdir
 
 import (
-	"fmt"
 	"math"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"testing"
 	"time"
 
-	"github.com/bondtop/bondtop/bonding"
+	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/collector/internal/collectortest"
 	"github.com/bondtop/bondtop/model"
 )
@@ -66,10 +64,10 @@ func tickingRoot(tb testing.TB, recycle bool) *rootTicker {
 }
 
 // tickingRootWith is tickingRoot with options of the test's (set).
-func tickingRootWith(tb testing.TB, recycle bool, set func(*Options)) *rootTicker {
+func tickingRootWith(tb testing.TB, recycle bool, set func(*collector.Options)) *rootTicker {
 	tr := collectortest.FourSlaveTree(tb)
 	counters := newAdvancingCounters(tb, tr)
-	src, err := NewRootSource(tr.Dir)
+	src, err := New(tr.Dir)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -80,11 +78,11 @@ func tickingRootWith(tb testing.TB, recycle bool, set func(*Options)) *rootTicke
 	// quiet for longer than keepQuiet, and its statistics files are read
 	// through descriptors kept open (rootkeep_linux.go).
 	src.fsys.now = func() time.Time { return time.Now().Add(time.Hour) }
-	opts := Options{Interval: MinInterval, Clock: clk.Now, Recycle: recycle}
+	opts := collector.Options{Interval: collector.MinInterval, Clock: clk.Now, Recycle: recycle}
 	if set != nil {
 		set(&opts)
 	}
-	s := NewSampler(src, opts)
+	s := collector.NewSampler(src, opts)
 	rt := &rootTicker{tb: tb, s: s, clk: clk, counters: counters, recycle: recycle}
 	// 70 s: the fine rings (a minute at 100 ms) are full, and the last
 	// tick re-read the configuration (every 5 s) and sysfs.
@@ -100,7 +98,7 @@ func tickingRootWith(tb testing.TB, recycle bool, set func(*Options)) *rootTicke
 // rootTicker ticks a Sampler over a fourSlaveTree whose counters move.
 type rootTicker struct {
 	tb       testing.TB
-	s        *Sampler
+	s        *collector.Sampler
 	clk      *collectortest.Clock
 	counters *advancingCounters
 	snap     *model.Snapshot // the latest
@@ -109,7 +107,7 @@ type rootTicker struct {
 
 func (rt *rootTicker) tick() {
 	rt.counters.step()
-	rt.clk.Advance(MinInterval)
+	rt.clk.Advance(collector.MinInterval)
 	if rt.recycle {
 		rt.s.Release(rt.snap)
 	}
@@ -139,7 +137,7 @@ const maxTickAllocs = 4
 // or not: whatever a tick allocates, it lets go of. The history is a
 // minute, full after the first 600 ticks.
 func TestSteadyTicksDoNotGrow(t *testing.T) {
-	short := func(o *Options) { o.History = time.Minute }
+	short := func(o *collector.Options) { o.History = time.Minute }
 	collectortest.CheckNoGrowth(t, "handed back", tickingRootWith(t, true, short).tick)
 	collectortest.CheckNoGrowth(t, "kept by nobody", tickingRootWith(t, false, short).tick)
 }
@@ -171,50 +169,6 @@ func BenchmarkSamplerTickRootSteady(b *testing.B) {
 	collectortest.ReportBudget(b, steady, 0)
 }
 
-// recordingHistory is a History of a 4-slave bond whose rings are full,
-// and a snapshot to record into it.
-func recordingHistory(tb testing.TB, interval time.Duration) (*History, *model.Snapshot) {
-	h := NewHistory(100*interval, interval)
-	snap := &model.Snapshot{Time: time.Unix(1_000_000, 0)}
-	tr := collectortest.FourSlaveTree(tb)
-	src, err := NewRootSource(tr.Dir)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer src.Close()
-	clk := collectortest.NewClock(snap.Time)
-	s := NewSampler(src, Options{Interval: time.Second, History: NoHistory, Clock: clk.Now})
-	if _, err := s.Sample(); err != nil {
-		tb.Fatal(err)
-	}
-	clk.Advance(time.Second)
-	snap, err = s.Sample()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for range 3 * 100 * int(time.Second/interval) {
-		snap.Time = snap.Time.Add(interval)
-		h.Record(snap)
-	}
-	return h, snap
-}
-
-// BenchmarkHistoryRecord records a 4-slave bond's snapshot (ten series)
-// into full rings at 100 ms. Its budget is no allocation.
-func BenchmarkHistoryRecord(b *testing.B) {
-	h, snap := recordingHistory(b, MinInterval)
-	tick := func() {
-		snap.Time = snap.Time.Add(MinInterval)
-		h.Record(snap)
-	}
-	steady := collectortest.SteadyAllocs(tick)
-	b.ReportAllocs()
-	for b.Loop() {
-		tick()
-	}
-	collectortest.ReportBudget(b, steady, 0)
-}
-
 // TestSnapshotsStayAsHandedOut: a snapshot reads the same after later
 // ticks (the dashboard keeps the one on screen while paused, the
 // diagnosis keeps a window of them), though ticks reuse buffers, memos
@@ -223,7 +177,7 @@ func BenchmarkHistoryRecord(b *testing.B) {
 // counters move.
 func TestSnapshotsStayAsHandedOut(t *testing.T) {
 	clk := collectortest.NewClock(time.Unix(1_000_000, 0))
-	demo := NewSampler(NewDemoSource(clk.Now), Options{Interval: time.Second, Clock: clk.Now})
+	demo := collector.NewSampler(collector.NewDemoSource(clk.Now), collector.Options{Interval: time.Second, Clock: clk.Now})
 	root := tickingRoot(t, false)
 	for _, c := range []struct {
 		name   string
@@ -251,35 +205,4 @@ func TestSnapshotsStayAsHandedOut(t *testing.T) {
 			t.Errorf("%s: a snapshot changed after later ticks:\nbefore %s\nafter  %s", c.name, before, after)
 		}
 	}
-}
-
-// BenchmarkHistoryHour64x8 fills an hour's history at 1 s for 64 bonds
-// of 8 slaves (1,152 series) and reports the heap it holds: the memory a
-// dashboard on such a host keeps for its graphs.
-func BenchmarkHistoryHour64x8(b *testing.B) {
-	snap := &model.Snapshot{Time: time.Unix(1_700_000_000, 0)}
-	rate := 1e9
-	for i := range 64 {
-		bs := model.BondSample{Bond: bonding.Bond{Name: fmt.Sprintf("bond%d", i)}, Traffic: model.Traffic{RxBps: &rate, TxBps: &rate}}
-		for j := range 8 {
-			bs.Slaves = append(bs.Slaves, model.SlaveSample{Slave: bonding.Slave{Name: fmt.Sprintf("b%ds%d", i, j)}, Traffic: model.Traffic{RxBps: &rate, TxBps: &rate}})
-		}
-		snap.Bonds = append(snap.Bonds, bs)
-	}
-	var held float64
-	for b.Loop() {
-		var before, after runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&before)
-		h := NewHistory(time.Hour, time.Second)
-		for range 3600 {
-			snap.Time = snap.Time.Add(time.Second)
-			h.Record(snap)
-		}
-		runtime.GC()
-		runtime.ReadMemStats(&after)
-		held = float64(after.HeapAlloc-before.HeapAlloc) / 1e6
-		runtime.KeepAlive(h)
-	}
-	b.ReportMetric(held, "MB-held")
 }

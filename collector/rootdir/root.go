@@ -1,4 +1,10 @@
-package collector
+// Package rootdir is the --root source: a copy of a host's /proc and /sys
+// under a directory (a support bundle, a lab capture, a test tree whose
+// files change), read as the live host would be and as untrusted input
+// (rootfs.go: nothing outside the tree, no FIFOs or devices, no huge
+// files). It implements collector.Source and the capabilities its files
+// can answer: HostReader, ConfigReader and Recycler.
+package rootdir
 
 import (
 	"bytes"
@@ -13,6 +19,7 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/bonding"
+	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/collector/internal/hostfiles"
 	"github.com/bondtop/bondtop/collector/internal/recycle"
 	"github.com/bondtop/bondtop/model"
@@ -23,11 +30,11 @@ import (
 // (slave state, MTU, operstate), and each file costs a syscall round.
 const configRefresh = 5 * time.Second
 
-// RootSource reads a copy of a host's /proc and /sys under a directory
+// Source reads a copy of a host's /proc and /sys under a directory
 // (DIR/proc/net/bonding/*, DIR/sys/class/net/...): a support bundle from
 // another host, a lab capture, or a test tree whose files change. Files are
 // re-read every Read, so a changing tree behaves like a live host.
-type RootSource struct {
+type Source struct {
 	dir    string
 	fsys   *rootFS
 	clock  func() time.Time
@@ -45,10 +52,10 @@ type RootSource struct {
 	arrays recycle.Arrays
 }
 
-// Recycle implements Recycler: it takes back a reading's arrays for
-// the next Read, so a Sampler's steady tick over an unchanged tree
-// allocates no reading.
-func (s *RootSource) Recycle(bonds []bonding.Bond) { s.arrays.Put(bonds) }
+// Recycle implements collector.Recycler: it takes back a reading's
+// arrays for the next Read, so a Sampler's steady tick over an unchanged
+// tree allocates no reading.
+func (s *Source) Recycle(bonds []bonding.Bond) { s.arrays.Put(bonds) }
 
 // statFiles are one interface's statistics files and the Read that last
 // used them.
@@ -76,10 +83,10 @@ type rootConfig struct {
 	noStatistics map[string]bool
 }
 
-// NewRootSource checks that dir exists and returns a source over it. The
+// New checks that dir exists and returns a source over it. The
 // tree is read as untrusted input (see rootFS): nothing outside dir, no
 // FIFOs or devices, no file larger than maxTreeFile.
-func NewRootSource(dir string) (*RootSource, error) {
+func New(dir string) (*Source, error) {
 	st, err := os.Stat(dir)
 	if err != nil {
 		return nil, fmt.Errorf("--root %s: %w", dir, err)
@@ -91,23 +98,23 @@ func NewRootSource(dir string) (*RootSource, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--root %s: %w", dir, err)
 	}
-	return &RootSource{dir: dir, fsys: fsys, clock: time.Now, config: make(map[string]*rootConfig), stats: make(map[string]*statFiles)}, nil
+	return &Source{dir: dir, fsys: fsys, clock: time.Now, config: make(map[string]*rootConfig), stats: make(map[string]*statFiles)}, nil
 }
 
 // Close releases the tree's directory.
-func (s *RootSource) Close() error { return s.fsys.Close() }
+func (s *Source) Close() error { return s.fsys.Close() }
 
-// Read implements Source.
-func (s *RootSource) Read() (Reading, error) {
+// Read implements collector.Source.
+func (s *Source) Read() (collector.Reading, error) {
 	names, err := s.listBonds()
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return Reading{}, fmt.Errorf("%s: %w", s.dir, ErrNoBonding)
+			return collector.Reading{}, fmt.Errorf("%s: %w", s.dir, collector.ErrNoBonding)
 		}
-		return Reading{}, err
+		return collector.Reading{}, err
 	}
 	s.reads++
-	r := Reading{Bonds: s.arrays.TakeBonds(len(names))}
+	r := collector.Reading{Bonds: s.arrays.TakeBonds(len(names))}
 	netDev := lazyNetDev{s: s, r: &r}
 	for _, name := range names {
 		b, ok := s.readBond(&r, name)
@@ -134,7 +141,7 @@ func (s *RootSource) Read() (Reading, error) {
 // listBonds is bonding.ListBonds, whose names are parsed again only
 // when bonding_masters changed: from tick to tick they are the same
 // strings. A tree without bonding_masters is listed every tick.
-func (s *RootSource) listBonds() ([]string, error) {
+func (s *Source) listBonds() ([]string, error) {
 	data, err := s.fsys.ReadFileScratch(bonding.SysClassNet + "/bonding_masters")
 	if err != nil {
 		s.masters, s.names = nil, nil
@@ -154,7 +161,7 @@ func (s *RootSource) listBonds() ([]string, error) {
 // procfs text stays the same and sysfs is not due again, the bond merged
 // last time is handed out again (its slaves copied: counters are written
 // into them): parsing the same text would only make the same values anew.
-func (s *RootSource) readBond(r *Reading, name string) (bonding.Bond, bool) {
+func (s *Source) readBond(r *collector.Reading, name string) (bonding.Bond, bool) {
 	now := s.clock()
 	cfg := s.config[name]
 	var procFile string
@@ -221,7 +228,7 @@ func (s *RootSource) readBond(r *Reading, name string) (bonding.Bond, bool) {
 // reuse hands out the bond merged last time, with what reading it said;
 // its slaves are copied into an array from arrays (the counters are
 // written into them).
-func (cfg *rootConfig) reuse(r *Reading, arrays *recycle.Arrays) bonding.Bond {
+func (cfg *rootConfig) reuse(r *collector.Reading, arrays *recycle.Arrays) bonding.Bond {
 	b := *cfg.merged
 	b.Slaves = arrays.TakeSlaves(b.Slaves)
 	r.Warnings = append(r.Warnings, cfg.warnings...)
@@ -231,7 +238,7 @@ func (cfg *rootConfig) reuse(r *Reading, arrays *recycle.Arrays) bonding.Bond {
 
 // probeStatistics lists the interfaces of a bond (from procfs or sysfs)
 // that have no statistics/ directory in the tree.
-func (s *RootSource) probeStatistics(bond string, sys *bonding.Bond, procSlaves []bonding.Slave) map[string]bool {
+func (s *Source) probeStatistics(bond string, sys *bonding.Bond, procSlaves []bonding.Slave) map[string]bool {
 	missing := make(map[string]bool)
 	probe := func(ifname string) {
 		if _, err := fs.Stat(s.fsys, path.Join(bonding.SysClassNet, ifname, "statistics")); err != nil {
@@ -250,7 +257,7 @@ func (s *RootSource) probeStatistics(bond string, sys *bonding.Bond, procSlaves 
 
 // readNetDev reads DIR/proc/net/dev, the fallback for trees without
 // statistics/ directories.
-func (s *RootSource) readNetDev(r *Reading) (map[string]bonding.Counters, bool) {
+func (s *Source) readNetDev(r *collector.Reading) (map[string]bonding.Counters, bool) {
 	data, err := s.fsys.ReadFileScratch(bonding.ProcNetDev)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
@@ -269,8 +276,8 @@ func (s *RootSource) readNetDev(r *Reading) (map[string]bonding.Counters, bool) 
 // a host of containers or VMs), so reading it on every tick for nothing
 // was a file and a parse a tick.
 type lazyNetDev struct {
-	s        *RootSource
-	r        *Reading
+	s        *Source
+	r        *collector.Reading
 	read, ok bool
 	counters map[string]bonding.Counters
 }
@@ -287,7 +294,7 @@ func (l *lazyNetDev) get() (map[string]bonding.Counters, bool) {
 
 // readCounters fills the bond's and its slaves' counters from
 // statistics/ (exact, like the kernel's own files), else /proc/net/dev.
-func (s *RootSource) readCounters(r *Reading, b *bonding.Bond, noStatistics map[string]bool, netDev *lazyNetDev) {
+func (s *Source) readCounters(r *collector.Reading, b *bonding.Bond, noStatistics map[string]bool, netDev *lazyNetDev) {
 	read := func(ifname string) bonding.Counters {
 		if noStatistics[ifname] {
 			m, _ := netDev.get()
@@ -311,7 +318,7 @@ func (s *RootSource) readCounters(r *Reading, b *bonding.Bond, noStatistics map[
 }
 
 // statFiles names ifname's statistics files, kept from the last Read.
-func (s *RootSource) statFiles(ifname string) *[bonding.NumCounters]string {
+func (s *Source) statFiles(ifname string) *[bonding.NumCounters]string {
 	sf := s.stats[ifname]
 	if sf == nil {
 		sf = &statFiles{files: bonding.StatisticsFiles(ifname)}
@@ -335,11 +342,11 @@ func procHidesRootOnly(b *bonding.Bond) bool {
 }
 
 // ReadHost reads DIR/proc/sys.
-func (s *RootSource) ReadHost() model.Host { return hostfiles.ReadHost(s.fsys) }
+func (s *Source) ReadHost() model.Host { return hostfiles.ReadHost(s.fsys) }
 
 // ReadConfig reads DIR/etc and DIR/sys through the tree's guarded file
 // system, on the Sampler's goroutine like Read: a bundle's /etc is as
 // untrusted as its /sys.
-func (s *RootSource) ReadConfig(bonds []bonding.Bond) *model.HostConfig {
+func (s *Source) ReadConfig(bonds []bonding.Bond) *model.HostConfig {
 	return hostfiles.ReadConfig(s.fsys, bonds)
 }

@@ -1,4 +1,4 @@
-package collector
+package rootdir
 
 import (
 	"errors"
@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/collector/internal/collectortest"
 	"github.com/bondtop/bondtop/collector/internal/hostfiles"
 )
@@ -112,7 +113,7 @@ func TestRootFSRefusesHostileFiles(t *testing.T) {
 // refused file.
 func TestRootSourceHostileTree(t *testing.T) {
 	tr := hostileTree(t)
-	src, err := NewRootSource(tr.Dir)
+	src, err := New(tr.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +161,7 @@ func TestWarningsCappedPerFile(t *testing.T) {
 	}
 	garbled := strings.Repeat("Transmit Hash Policy: (\n", 20000)
 	tr.Write("proc/net/bonding/bond0", strings.Replace(string(proc), "Bonding Mode:", garbled+"Bonding Mode:", 1))
-	src, err := NewRootSource(tr.Dir)
+	src, err := New(tr.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -333,12 +334,12 @@ func openRootFSVia(t *testing.T, dir, way string) *rootFS {
 func TestNetDevReadOnlyWhenNeeded(t *testing.T) {
 	tr := collectortest.ActiveBackupTree(t)
 	tr.Write("proc/net/dev", "Inter-|   Receive\n face |bytes\n  eth0: not numbers\n")
-	src, err := NewRootSource(tr.Dir)
+	src, err := New(tr.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer src.Close()
-	read := func() Reading {
+	read := func() collector.Reading {
 		t.Helper()
 		r, err := src.Read()
 		if err != nil {

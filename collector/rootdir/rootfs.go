@@ -1,4 +1,4 @@
-package collector
+package rootdir
 
 import (
 	"bytes"
@@ -49,7 +49,7 @@ var (
 // the rest of every tick.
 //
 // Reads go into one buffer (ReadFileScratch hands it out, ReadFile copies
-// it), so a rootFS is not safe for concurrent use: one RootSource serves
+// it), so a rootFS is not safe for concurrent use: one Source serves
 // one Sampler.
 type rootFS struct {
 	root  *os.Root

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package collector
+package rootdir
 
 // Elsewhere every read opens its file (rootkeep_linux.go keeps them).
 

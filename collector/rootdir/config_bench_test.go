@@ -1,4 +1,4 @@
-package collector
+package rootdir
 
 import (
 	"testing"
@@ -8,7 +8,7 @@ import (
 // 4-slave 802.3ad bond's sysfs options, MAC and devices, and the host's
 // ifcfg files (a real kernel's tree with an etc/ beside it).
 func BenchmarkReadConfig(b *testing.B) {
-	src, err := NewRootSource("../testdata/lab/Drift_ifcfg")
+	src, err := New("../../testdata/lab/Drift_ifcfg")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package collector
+package rootdir
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/collector/internal/collectortest"
 )
 
@@ -25,7 +26,7 @@ func BenchmarkSamplerTickRootViaOSRoot(b *testing.B) { benchmarkTickRoot(b, true
 
 func benchmarkTickRoot(b *testing.B, viaOSRoot bool) {
 	tr := collectortest.FourSlaveTree(b)
-	src, err := NewRootSource(tr.Dir)
+	src, err := New(tr.Dir)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -35,7 +36,7 @@ func benchmarkTickRoot(b *testing.B, viaOSRoot bool) {
 		src.fsys.dirfd = -1
 	}
 	clk := collectortest.NewClock(time.Unix(0, 0))
-	s := NewSampler(src, Options{Interval: time.Second, Clock: clk.Now})
+	s := collector.NewSampler(src, collector.Options{Interval: time.Second, Clock: clk.Now})
 	if _, err := s.Sample(); err != nil {
 		b.Fatal(err)
 	}
@@ -53,12 +54,12 @@ func benchmarkTickRoot(b *testing.B, viaOSRoot bool) {
 // garbage after the next.
 func TestSamplerSteadyStateHeap(t *testing.T) {
 	tr := collectortest.FourSlaveTree(t)
-	src, err := NewRootSource(tr.Dir)
+	src, err := New(tr.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	clk := collectortest.NewClock(time.Unix(0, 0))
-	s := NewSampler(src, Options{Interval: time.Second, History: 100 * time.Second, Clock: clk.Now})
+	s := collector.NewSampler(src, collector.Options{Interval: time.Second, History: 100 * time.Second, Clock: clk.Now})
 	tick := func(n int) {
 		for range n {
 			clk.Advance(time.Second)
@@ -98,12 +99,12 @@ func BenchmarkSamplerTickRootNetDev(b *testing.B) {
 		fmt.Fprintf(&netdev, "%6s: 1234567 890 0 0 0 0 0 0 7654321 98 0 0 0 0 0 0\n", ifname)
 	}
 	tr.Write("proc/net/dev", netdev.String())
-	src, err := NewRootSource(tr.Dir)
+	src, err := New(tr.Dir)
 	if err != nil {
 		b.Fatal(err)
 	}
 	clk := collectortest.NewClock(time.Unix(0, 0))
-	s := NewSampler(src, Options{Interval: time.Second, Clock: clk.Now})
+	s := collector.NewSampler(src, collector.Options{Interval: time.Second, Clock: clk.Now})
 	snap, err := s.Sample()
 	if err != nil {
 		b.Fatal(err)
