@@ -107,29 +107,6 @@ func ageCounters(b *bonding.Bond, d time.Duration) {
 	}
 }
 
-// sumMemberCounters gives an OVS bond its own counters: the sum of its
-// members'. OVS has no bond device whose counters could differ, so the
-// sum is what crossed the bond. A counter some member lacks stays absent.
-func sumMemberCounters(b *bonding.Bond) {
-	var sum bonding.Counters
-	for c := bonding.Counter(0); c < bonding.NumCounters; c++ {
-		var total uint64
-		have := len(b.Slaves) > 0
-		for i := range b.Slaves {
-			v, ok := b.Slaves[i].Counters.Get(c)
-			if !ok {
-				have = false
-				break
-			}
-			total += v
-		}
-		if have {
-			sum.Set(c, total)
-		}
-	}
-	b.Counters = sum
-}
-
 // readMembers gives each member of b (from ob) its kernel link's counters,
 // or where there is no kernel link (a DPDK port) OVSDB's statistics
 // (refreshed every 5 s), then the bond the sum of its members'. It
@@ -144,7 +121,7 @@ func readMembers(links memberLinks, ob *ovs.Bond, b *bonding.Bond) []string {
 			}
 		}
 	}
-	sumMemberCounters(b)
+	model.SumMemberCounters(b)
 	return warnings
 }
 

@@ -1,4 +1,4 @@
-package collector
+package collector_test
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/collector/demo"
 	"github.com/bondtop/bondtop/collector/internal/collectortest"
 	"github.com/bondtop/bondtop/model"
 )
@@ -17,7 +19,7 @@ import (
 // -race, a tick that filled a snapshot the consumer still read would be
 // reported.
 func TestRecycledSnapshotsAcrossGoroutines(t *testing.T) {
-	s := NewSampler(NewDemoSource(time.Now), Options{Interval: MinInterval, Recycle: true, History: NoHistory})
+	s := collector.NewSampler(demo.New(time.Now), collector.Options{Interval: collector.MinInterval, Recycle: true, History: collector.NoHistory})
 	if _, err := s.Sample(); err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +41,7 @@ func TestRecycledSnapshotsAcrossGoroutines(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if len(seen) > LentSnapshots {
+	if len(seen) > collector.LentSnapshots {
 		t.Errorf("15 snapshots handed back as they came were %d different ones, want them filled again", len(seen))
 	}
 }
@@ -51,11 +53,11 @@ func TestRecycledSnapshotsAcrossGoroutines(t *testing.T) {
 // same.
 func TestRecycledSnapshotsReadAsNew(t *testing.T) {
 	clk := collectortest.NewClock(time.Unix(1_000_000, 0))
-	fresh := NewSampler(NewDemoSource(clk.Now), Options{Interval: MinInterval, Clock: clk.Now})
-	again := NewSampler(NewDemoSource(clk.Now), Options{Interval: MinInterval, Clock: clk.Now, Recycle: true})
+	fresh := collector.NewSampler(demo.New(clk.Now), collector.Options{Interval: collector.MinInterval, Clock: clk.Now})
+	again := collector.NewSampler(demo.New(clk.Now), collector.Options{Interval: collector.MinInterval, Clock: clk.Now, Recycle: true})
 	var last *model.Snapshot
 	for i := range 40 {
-		clk.Advance(MinInterval)
+		clk.Advance(collector.MinInterval)
 		want, err := fresh.Sample()
 		if err != nil {
 			t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/collector/demo"
 	"github.com/bondtop/bondtop/model"
 )
 
@@ -40,7 +41,7 @@ func find(fs []Finding, id string) *Finding {
 // primary eno1 is down at 45-75 s.
 func TestDemoTimeline(t *testing.T) {
 	clk := &fakeClock{t: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)}
-	src := collector.NewDemoSource(clk.now)
+	src := demo.New(clk.now)
 	s := collector.NewSampler(src, collector.Options{Clock: clk.now, Analyze: NewWindow(0).Fill})
 	at := map[int]*model.Snapshot{}
 	for sec := 0; sec <= 115; sec++ {
@@ -131,7 +132,7 @@ func TestDemoTimeline(t *testing.T) {
 // simulated meter counts) next to the slaves' counters.
 func TestDemoFlowTable(t *testing.T) {
 	clk := &fakeClock{t: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)}
-	s := collector.NewSampler(collector.NewDemoSource(clk.now), collector.Options{Clock: clk.now})
+	s := collector.NewSampler(demo.New(clk.now), collector.Options{Clock: clk.now})
 	var snap *model.Snapshot
 	for range 5 {
 		var err error

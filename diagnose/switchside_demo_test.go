@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/collector/demo"
 	"github.com/bondtop/bondtop/model"
 )
 
@@ -15,7 +16,7 @@ import (
 func TestDemoSwitchFaults(t *testing.T) {
 	now := time.Unix(1_699_999_800, 0) // the script's start: a whole five minutes
 	clock := func() time.Time { return now }
-	src := collector.NewDemoSource(clock)
+	src := demo.New(clock)
 	w := NewWindow(0)
 	s := collector.NewSampler(src, collector.Options{Clock: clock, Analyze: w.Fill})
 	has := func(snap *model.Snapshot, bond, id string) []string {

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/bonding"
-	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/collector/demo"
 	"github.com/bondtop/bondtop/diagnose"
 	"github.com/bondtop/bondtop/drill"
 	"github.com/bondtop/bondtop/load"
@@ -117,7 +117,7 @@ func portOr(p uint16) uint16 {
 // Demo runs the panel's tests inside the demo's simulation: the
 // streams are hashed onto the simulated slaves, and what the panel shows
 // comes from the simulated counters.
-type Demo struct{ Source *collector.DemoSource }
+type Demo struct{ Source *demo.Source }
 
 // Start plans the ports with the simulated bond's own hash and adds the
 // streams to the simulation.
@@ -189,7 +189,7 @@ func (dl Demo) Start(_ context.Context, b *model.BondSample, req Request) (*Run,
 			rate = 1e6
 		}
 	}
-	spec := collector.DemoLoadSpec{Bond: b.Name, Dst: dst, DstPort: portOr(cfg.Port), UDP: cfg.Protocol == load.UDP,
+	spec := demo.LoadSpec{Bond: b.Name, Dst: dst, DstPort: portOr(cfg.Port), UDP: cfg.Protocol == load.UDP,
 		SrcPorts: ports, Duration: dur}
 	switch cfg.Direction {
 	case load.Send:
@@ -223,7 +223,7 @@ func demoPeer(b *model.BondSample) string {
 
 // demoTest turns a simulated load into the engine's intervals and summary.
 type demoTest struct {
-	l         *collector.DemoLoad
+	l         *demo.Load
 	intervals chan load.Interval
 	done      chan struct{}
 	stop      chan struct{}
@@ -231,7 +231,7 @@ type demoTest struct {
 	summary   load.Summary
 }
 
-func newDemoTest(l *collector.DemoLoad, ports []uint16, cfg load.Config, predict func(uint16) string) *demoTest {
+func newDemoTest(l *demo.Load, ports []uint16, cfg load.Config, predict func(uint16) string) *demoTest {
 	t := &demoTest{l: l, intervals: make(chan load.Interval, 16), done: make(chan struct{}), stop: make(chan struct{})}
 	every := cfg.Interval
 	if every == 0 {
@@ -265,7 +265,7 @@ func (t *demoTest) run(info []load.StreamInfo, every time.Duration, cfg load.Con
 	lastAt := begin
 	first := last
 	stopped := false
-	publish := func(cur []collector.DemoStreamBytes, at time.Duration) {
+	publish := func(cur []demo.StreamBytes, at time.Duration) {
 		iv := load.Interval{Start: lastAt - begin, End: at - begin}
 		secs := max((at - lastAt).Seconds(), 1e-9)
 		for i := range info {

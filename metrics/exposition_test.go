@@ -14,6 +14,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/collector/demo"
 	"github.com/bondtop/bondtop/diagnose"
 	"github.com/bondtop/bondtop/internal/testbin"
 )
@@ -62,7 +63,7 @@ func demoExporter(t *testing.T) *Exporter {
 	t.Helper()
 	now := time.Unix(1_700_000_100, 0)
 	clock := func() time.Time { return now }
-	s := collector.NewSampler(collector.NewDemoSource(clock), collector.Options{Clock: clock, Analyze: diagnose.NewWindow(0).Fill})
+	s := collector.NewSampler(demo.New(clock), collector.Options{Clock: clock, Analyze: diagnose.NewWindow(0).Fill})
 	e := New(Version("test"))
 	for range 35 {
 		snap, err := s.Sample()

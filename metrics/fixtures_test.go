@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/collector/demo"
 	"github.com/bondtop/bondtop/collector/rootdir"
 	"github.com/bondtop/bondtop/diagnose"
 	"github.com/prometheus/common/model"
@@ -55,7 +56,7 @@ func scrapeFixture(t *testing.T, name string) map[string]float64 {
 	var src collector.Source
 	samples := 2
 	if name == "demo" {
-		src, samples = collector.NewDemoSource(clock), 21
+		src, samples = demo.New(clock), 21
 	} else {
 		rs, err := rootdir.New(fixtureRoot(t, name))
 		if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/bonding/module"
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/collector/demo"
 	"github.com/bondtop/bondtop/collector/neighbors"
 	"github.com/bondtop/bondtop/model"
 )
@@ -60,7 +61,7 @@ next:
 func TestMetricsMatchSnapshot(t *testing.T) {
 	now := time.Unix(1_700_000_100, 0) // a whole five minutes: the demo script's start
 	clock := func() time.Time { return now }
-	s := collector.NewSampler(collector.NewDemoSource(clock), collector.Options{Clock: clock})
+	s := collector.NewSampler(demo.New(clock), collector.Options{Clock: clock})
 	var snap *model.Snapshot
 	for range 35 { // past the demo's first incident, at 30 s
 		var err error

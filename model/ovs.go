@@ -89,3 +89,26 @@ func lacpPort(p *ovs.LACPPort) bonding.Port {
 
 func strPtr(s string) *string { return &s }
 func intPtr(n int) *int       { return &n }
+
+// SumMemberCounters gives an OVS bond its own counters: the sum of its
+// members'. OVS has no bond device whose counters could differ, so the
+// sum is what crossed the bond. A counter some member lacks stays absent.
+func SumMemberCounters(b *bonding.Bond) {
+	var sum bonding.Counters
+	for c := bonding.Counter(0); c < bonding.NumCounters; c++ {
+		var total uint64
+		have := len(b.Slaves) > 0
+		for i := range b.Slaves {
+			v, ok := b.Slaves[i].Counters.Get(c)
+			if !ok {
+				have = false
+				break
+			}
+			total += v
+		}
+		if have {
+			sum.Set(c, total)
+		}
+	}
+	b.Counters = sum
+}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/collector/demo"
 	"github.com/bondtop/bondtop/model"
 )
 
@@ -23,7 +24,7 @@ func demoSnapshotsTB(t testing.TB, n int) []*model.Snapshot {
 	t.Helper()
 	now := time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
-	s := collector.NewSampler(collector.NewDemoSource(clock), collector.Options{Clock: clock})
+	s := collector.NewSampler(demo.New(clock), collector.Options{Clock: clock})
 	var out []*model.Snapshot
 	for range n {
 		snap, err := s.Sample()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/collector/demo"
 	"github.com/bondtop/bondtop/collector/rootdir"
 	"github.com/bondtop/bondtop/diagnose"
 	"github.com/bondtop/bondtop/loadrun"
@@ -17,7 +18,7 @@ import (
 
 // demoHost samples the demo's simulation on the fake clock for secs
 // seconds, with the analyzer the CLI runs: findings, flow table and all.
-func demoHost(t *testing.T, secs int) (*host, *collector.DemoSource) {
+func demoHost(t *testing.T, secs int) (*host, *demo.Source) {
 	t.Helper()
 	return demoHostWith(t, secs, true)
 }
@@ -31,14 +32,14 @@ type socketsOnly struct {
 
 // demoHostWith is demoHost, with the demo's simulated flow meter or
 // without (metered false: the socket view).
-func demoHostWith(t *testing.T, secs int, metered bool) (*host, *collector.DemoSource) {
+func demoHostWith(t *testing.T, secs int, metered bool) (*host, *demo.Source) {
 	t.Helper()
 	h := newHost(t)
 	clock := func() time.Time { return h.now }
-	demo := collector.NewDemoSource(clock)
-	var src collector.Source = demo
+	d := demo.New(clock)
+	var src collector.Source = d
 	if !metered {
-		src = socketsOnly{demo, demo}
+		src = socketsOnly{d, d}
 	}
 	h.sampler = collector.NewSampler(src, collector.Options{
 		Interval: time.Second, Clock: clock, Analyze: diagnose.NewWindow(0).Fill,
@@ -48,7 +49,7 @@ func demoHostWith(t *testing.T, secs int, metered bool) (*host, *collector.DemoS
 	for range secs {
 		h.sample(time.Second)
 	}
-	return h, demo
+	return h, d
 }
 
 // demoSim shows the demo's bond0 (1 in the chooser the demo's two bonds

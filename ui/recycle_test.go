@@ -13,6 +13,7 @@ import (
 
 	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/collector/demo"
 	"github.com/bondtop/bondtop/load"
 	"github.com/bondtop/bondtop/loadrun"
 	"github.com/bondtop/bondtop/model"
@@ -23,7 +24,7 @@ import (
 func recyclingDemo(t *testing.T) (s *collector.Sampler, sample func() *model.Snapshot) {
 	now := start
 	clock := func() time.Time { return now }
-	s = collector.NewSampler(collector.NewDemoSource(clock), collector.Options{
+	s = collector.NewSampler(demo.New(clock), collector.Options{
 		Interval: time.Second, Clock: clock, Recycle: true, History: collector.NoHistory})
 	return s, func() *model.Snapshot {
 		t.Helper()
@@ -150,7 +151,7 @@ func (f *countingFeed) Run(ctx context.Context, emit func(*model.Snapshot)) erro
 // -race a widget reading a snapshot after it was handed back would be
 // reported.
 func TestEventLoopHandsBackSnapshots(t *testing.T) {
-	s := collector.NewSampler(collector.NewDemoSource(time.Now), collector.Options{
+	s := collector.NewSampler(demo.New(time.Now), collector.Options{
 		Interval: collector.MinInterval, Recycle: true, History: time.Minute})
 	first, err := s.Sample()
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/collector/demo"
 	"github.com/bondtop/bondtop/loadrun"
 	"github.com/bondtop/bondtop/ui"
 )
@@ -46,7 +47,7 @@ func dashboard(src collector.Source, o options) error {
 	defer stop()
 	uo := ui.Options{Feed: s, First: first, Bond: bond, NoMouse: o.noMouse}
 	switch src := src.(type) {
-	case *collector.DemoSource:
+	case *demo.Source:
 		uo.Load = loadrun.Demo{Source: src}
 	case *collector.LiveSource:
 		uo.Load = loadrun.Live{}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/collector/demo"
 	"github.com/bondtop/bondtop/collector/flowmeter"
 	"github.com/bondtop/bondtop/collector/rootdir"
 	"github.com/bondtop/bondtop/internal/printable"
@@ -406,7 +407,7 @@ func parseArgs(args []string, stderr io.Writer) (options, error) {
 
 func openSource(o options) (collector.Source, error) {
 	if o.demo {
-		return collector.NewDemoSource(time.Now), nil
+		return demo.New(time.Now), nil
 	}
 	if o.root != "" {
 		return rootdir.New(o.root)

@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/collector/demo"
 )
 
 // unusedLoopbackAddr returns a loopback address nobody listens on.
@@ -63,7 +63,7 @@ func (l *lockedLog) String() string {
 // series each per slave metric.
 func demoSlaves(t *testing.T) int {
 	t.Helper()
-	r, err := collector.NewDemoSource(nil).Read()
+	r, err := demo.New(nil).Read()
 	if err != nil {
 		t.Fatal(err)
 	}

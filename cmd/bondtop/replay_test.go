@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/collector/demo"
 	"github.com/bondtop/bondtop/model"
 	"github.com/bondtop/bondtop/record"
 )
@@ -18,7 +19,7 @@ func recordedDemo(t *testing.T, n int) string {
 	t.Helper()
 	now := time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
-	s := collector.NewSampler(collector.NewDemoSource(clock), collector.Options{Clock: clock})
+	s := collector.NewSampler(demo.New(clock), collector.Options{Clock: clock})
 	path := filepath.Join(t.TempDir(), "r")
 	w, err := record.Create(path, record.Header{Interval: 1})
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/collector/demo"
 	"github.com/bondtop/bondtop/collector/flowmeter"
 	"github.com/bondtop/bondtop/diagnose"
 	"github.com/bondtop/bondtop/model"
@@ -22,7 +23,7 @@ import (
 func TestGoldenDemoTraffic(t *testing.T) {
 	now := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
-	s := collector.NewSampler(collector.NewDemoSource(clock), collector.Options{Clock: clock, Analyze: diagnose.NewWindow(0).Fill})
+	s := collector.NewSampler(demo.New(clock), collector.Options{Clock: clock, Analyze: diagnose.NewWindow(0).Fill})
 	var snap *model.Snapshot
 	for range 6 {
 		var err error

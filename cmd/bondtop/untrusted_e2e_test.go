@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/collector/demo"
 	"github.com/bondtop/bondtop/internal/dirstate"
 	"github.com/bondtop/bondtop/model"
 	"github.com/bondtop/bondtop/record"
@@ -316,7 +317,7 @@ func TestEscapeNamesShownNotObeyed(t *testing.T) {
 func writeTimedRecording(t *testing.T, times ...time.Time) string {
 	t.Helper()
 	clock := func() time.Time { return times[0] }
-	s := collector.NewSampler(collector.NewDemoSource(clock), collector.Options{Clock: clock})
+	s := collector.NewSampler(demo.New(clock), collector.Options{Clock: clock})
 	snap, err := s.Sample()
 	if err != nil {
 		t.Fatal(err)
@@ -375,7 +376,7 @@ func TestReplayLargeRecordingBoundedRSS(t *testing.T) {
 		t.Skip("writes a recording of 64 MB of JSON")
 	}
 	clock := time.Now().Add(-24 * time.Hour)
-	s := collector.NewSampler(collector.NewDemoSource(func() time.Time { return clock }), collector.Options{Clock: func() time.Time { return clock }})
+	s := collector.NewSampler(demo.New(func() time.Time { return clock }), collector.Options{Clock: func() time.Time { return clock }})
 	snap, err := s.Sample()
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/collector/demo"
 	"github.com/bondtop/bondtop/collector/internal/collectortest"
 	"github.com/bondtop/bondtop/model"
 )
@@ -177,7 +178,7 @@ func BenchmarkSamplerTickRootSteady(b *testing.B) {
 // counters move.
 func TestSnapshotsStayAsHandedOut(t *testing.T) {
 	clk := collectortest.NewClock(time.Unix(1_000_000, 0))
-	demo := collector.NewSampler(collector.NewDemoSource(clk.Now), collector.Options{Interval: time.Second, Clock: clk.Now})
+	demoSampler := collector.NewSampler(demo.New(clk.Now), collector.Options{Interval: time.Second, Clock: clk.Now})
 	root := tickingRoot(t, false)
 	for _, c := range []struct {
 		name   string
@@ -185,7 +186,7 @@ func TestSnapshotsStayAsHandedOut(t *testing.T) {
 	}{
 		{"demo", func() *model.Snapshot {
 			clk.Advance(time.Second)
-			snap, err := demo.Sample()
+			snap, err := demoSampler.Sample()
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/collector/demo"
 	"github.com/bondtop/bondtop/collector/internal/collectortest"
 	"github.com/bondtop/bondtop/collector/neighbors"
 	"github.com/bondtop/bondtop/model"
@@ -78,13 +79,13 @@ func TestSamplerFillsWhatIsHandedBack(t *testing.T) {
 func TestCloneSharesNothingFilledAgain(t *testing.T) {
 	rt := tickingRoot(t, true)
 	clk := collectortest.NewClock(time.Unix(1_000_000, 0))
-	demo := collector.NewSampler(collector.NewDemoSource(clk.Now), collector.Options{Interval: collector.MinInterval, Clock: clk.Now, Recycle: true})
+	demoSampler := collector.NewSampler(demo.New(clk.Now), collector.Options{Interval: collector.MinInterval, Clock: clk.Now, Recycle: true})
 	var last *model.Snapshot
 	demoTick := func() *model.Snapshot {
 		clk.Advance(collector.MinInterval)
-		demo.Release(last)
+		demoSampler.Release(last)
 		var err error
-		if last, err = demo.Sample(); err != nil {
+		if last, err = demoSampler.Sample(); err != nil {
 			t.Fatal(err)
 		}
 		return last

@@ -1,4 +1,4 @@
-package collector
+package demo
 
 import (
 	"net/netip"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/bonding"
+	"github.com/bondtop/bondtop/collector"
 )
 
 // Test streams injected into the demo are hashed like its own flows: on
@@ -13,8 +14,8 @@ import (
 // counters; they leave after their duration, or at Stop.
 func TestDemoLoad(t *testing.T) {
 	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
-	d := NewDemoSource(func() time.Time { return now })
-	read := func() Reading {
+	d := New(func() time.Time { return now })
+	read := func() collector.Reading {
 		t.Helper()
 		r, err := d.Read()
 		if err != nil {
@@ -38,7 +39,7 @@ func TestDemoLoad(t *testing.T) {
 		t.Error("an unknown bond: no error")
 	}
 
-	l, err := d.StartLoad(DemoLoadSpec{Bond: "bond0", Dst: dst, DstPort: 5201, SrcPorts: []uint16{40100, 40101},
+	l, err := d.StartLoad(LoadSpec{Bond: "bond0", Dst: dst, DstPort: 5201, SrcPorts: []uint16{40100, 40101},
 		TxBps: 1e9, RxBps: 1e7, Duration: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -98,7 +99,7 @@ func TestDemoLoad(t *testing.T) {
 		}
 	}
 	// Stop ends a test at the next Read.
-	l2, err := d.StartLoad(DemoLoadSpec{Bond: "bond1", Dst: netip.MustParseAddr("192.168.10.50"), DstPort: 5201,
+	l2, err := d.StartLoad(LoadSpec{Bond: "bond1", Dst: netip.MustParseAddr("192.168.10.50"), DstPort: 5201,
 		SrcPorts: []uint16{41000}, TxBps: 1e8, Duration: time.Hour})
 	if err != nil {
 		t.Fatal(err)

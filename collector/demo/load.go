@@ -1,4 +1,4 @@
-package collector
+package demo
 
 import (
 	"errors"
@@ -15,8 +15,8 @@ import (
 // share each slave's capacity with them, show in the flow table, and move
 // the counters, so the panel's stream rows and the graphs agree.
 
-// DemoLoadSpec describes simulated test streams.
-type DemoLoadSpec struct {
+// LoadSpec describes simulated test streams.
+type LoadSpec struct {
 	Bond string
 	// Dst and DstPort are the peer; UDP picks the protocol.
 	Dst     netip.Addr
@@ -31,38 +31,38 @@ type DemoLoadSpec struct {
 	Duration time.Duration
 }
 
-// DemoLoad is a running simulated test. Its methods are safe from any
+// Load is a running simulated test. Its methods are safe from any
 // goroutine.
-type DemoLoad struct {
-	d       *DemoSource
+type Load struct {
+	d       *Source
 	streams []*demoStream
 	done    chan struct{}
 	ended   bool
 }
 
-// demoStream is one stream's progress, written under DemoSource.mu.
+// demoStream is one stream's progress, written under Source.mu.
 type demoStream struct {
 	sent, received float64
 	until          time.Duration // simulated time it ends
 	stopped        bool
-	load           *DemoLoad
+	load           *Load
 }
 
-// DemoStreamBytes is one stream's bytes so far.
-type DemoStreamBytes struct {
+// StreamBytes is one stream's bytes so far.
+type StreamBytes struct {
 	Sent, Received uint64
 }
 
 // LoadFlow is the frame description of a stream from bond to dst, as the
 // transmit hash reads it, with SrcPort zero: the demo's addresses and
 // MACs, the peer's own MAC on the bond's subnet, else its gateway's.
-func (d *DemoSource) LoadFlow(bond string, dst netip.Addr) (bonding.Flow, error) {
+func (d *Source) LoadFlow(bond string, dst netip.Addr) (bonding.Flow, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.loadFlow(bond, dst)
 }
 
-func (d *DemoSource) loadFlow(bond string, dst netip.Addr) (bonding.Flow, error) {
+func (d *Source) loadFlow(bond string, dst netip.Addr) (bonding.Flow, error) {
 	sb := d.bond(bond)
 	if sb == nil {
 		return bonding.Flow{}, fmt.Errorf("the demo has no bond %s", bond)
@@ -95,7 +95,7 @@ func (d *DemoSource) loadFlow(bond string, dst netip.Addr) (bonding.Flow, error)
 	return f, nil
 }
 
-func (d *DemoSource) bond(name string) *simBond {
+func (d *Source) bond(name string) *simBond {
 	for _, sb := range d.bonds {
 		if sb.name == name {
 			return sb
@@ -105,7 +105,7 @@ func (d *DemoSource) bond(name string) *simBond {
 }
 
 // StartLoad adds spec's streams to the simulation from its next Read on.
-func (d *DemoSource) StartLoad(spec DemoLoadSpec) (*DemoLoad, error) {
+func (d *Source) StartLoad(spec LoadSpec) (*Load, error) {
 	if len(spec.SrcPorts) == 0 || spec.Duration <= 0 {
 		return nil, errors.New("a demo load needs streams and a duration")
 	}
@@ -120,7 +120,7 @@ func (d *DemoSource) StartLoad(spec DemoLoadSpec) (*DemoLoad, error) {
 		base.Proto = bonding.ProtoUDP
 	}
 	sb := d.bond(spec.Bond)
-	l := &DemoLoad{d: d, done: make(chan struct{})}
+	l := &Load{d: d, done: make(chan struct{})}
 	for _, sport := range spec.SrcPorts {
 		f := base
 		f.SrcPort = sport
@@ -134,18 +134,18 @@ func (d *DemoSource) StartLoad(spec DemoLoadSpec) (*DemoLoad, error) {
 // Bytes is each stream's bytes so far, in stream order, and the
 // simulated time they were counted at (rates are bytes over simulated
 // time: the simulation moves only when the sampler reads it).
-func (l *DemoLoad) Bytes() ([]DemoStreamBytes, time.Duration) {
+func (l *Load) Bytes() ([]StreamBytes, time.Duration) {
 	l.d.mu.Lock()
 	defer l.d.mu.Unlock()
-	out := make([]DemoStreamBytes, len(l.streams))
+	out := make([]StreamBytes, len(l.streams))
 	for i, st := range l.streams {
-		out[i] = DemoStreamBytes{Sent: uint64(st.sent), Received: uint64(st.received)}
+		out[i] = StreamBytes{Sent: uint64(st.sent), Received: uint64(st.received)}
 	}
 	return out, l.d.elapsed
 }
 
 // Stop ends the streams at the simulation's next Read.
-func (l *DemoLoad) Stop() {
+func (l *Load) Stop() {
 	l.d.mu.Lock()
 	defer l.d.mu.Unlock()
 	for _, st := range l.streams {
@@ -154,11 +154,11 @@ func (l *DemoLoad) Stop() {
 }
 
 // Done is closed once the streams have left the simulation.
-func (l *DemoLoad) Done() <-chan struct{} { return l.done }
+func (l *Load) Done() <-chan struct{} { return l.done }
 
 // expireLoads takes the test streams whose time is up out of sb, before
 // the simulation advances to now; the caller holds d.mu.
-func (d *DemoSource) expireLoads(sb *simBond) {
+func (d *Source) expireLoads(sb *simBond) {
 	kept := sb.flows[:0]
 	for _, f := range sb.flows {
 		if st := f.stream; st != nil && (st.stopped || d.elapsed >= st.until) {
@@ -181,7 +181,7 @@ func recordLoads(sb *simBond) {
 	}
 }
 
-func (l *DemoLoad) maybeEnd() {
+func (l *Load) maybeEnd() {
 	if l.ended {
 		return
 	}

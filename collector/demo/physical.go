@@ -1,4 +1,4 @@
-package collector
+package demo
 
 import (
 	"math"
@@ -6,10 +6,11 @@ import (
 
 	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/bonding/module"
+	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/model"
 )
 
-var _ PhysicalReader = (*DemoSource)(nil)
+var _ collector.PhysicalReader = (*Source)(nil)
 
 // demoOptics are the SFP+ 10GBASE-SR modules in bond0's slaves: light
 // levels well inside the modules' limits, so the demo's physical block
@@ -25,10 +26,10 @@ var demoOptics = map[string]struct {
 	"ens2f1": {"FNS21480B9D", -4.0, -2.6},
 }
 
-// Physical implements PhysicalReader: the link as the script has it; for
-// bond0's slaves an optic whose temperature and light drift slowly with
-// the wall clock.
-func (d *DemoSource) Physical(slave string) (*model.Physical, bool) {
+// Physical implements collector.PhysicalReader: the link as the script
+// has it; for bond0's slaves an optic whose temperature and light drift
+// slowly with the wall clock.
+func (d *Source) Physical(slave string) (*model.Physical, bool) {
 	d.mu.Lock()
 	var up, known bool
 	for _, sb := range d.bonds {

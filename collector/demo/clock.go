@@ -1,4 +1,4 @@
-package collector
+package demo
 
 import (
 	"math"
@@ -43,7 +43,7 @@ type demoClock struct {
 	churned  [][]map[string]int
 }
 
-// demoCounters is the one table every DemoSource reads.
+// demoCounters is the one table every Source reads.
 var demoCounters = sync.OnceValue(newDemoClock)
 
 // newDemoClock simulates one script, a second at a time. Second k's
@@ -122,7 +122,7 @@ func (c *demoClock) at(i int, t time.Time) [][bonding.NumCounters]float64 {
 // resume puts the bonds in the script's state at now, with the link
 // failures and churns counted since the week began; a new week starts
 // the counters afresh, as a reboot would.
-func (d *DemoSource) resume(now time.Time) {
+func (d *Source) resume(now time.Time) {
 	script(d.bonds, wallTime(now))
 	c := demoCounters()
 	scripts, k, _ := c.position(now)

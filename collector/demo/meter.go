@@ -1,4 +1,4 @@
-package collector
+package demo
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/collector/flowmeter"
 )
 
@@ -15,7 +16,7 @@ import (
 // flow's counters on that slave, so the flows view, the hash check and
 // the receive-side findings can be seen without root or a bond.
 
-var _ MeterSource = (*DemoSource)(nil)
+var _ collector.MeterSource = (*Source)(nil)
 
 // meterSlot is a flow's place on one slave in one direction.
 type meterSlot struct {
@@ -51,18 +52,18 @@ func (sb *simBond) meter(f *simFlow, slave int, rx bool, bytes float64) {
 }
 
 // FlowMeter returns the simulated meter of the demo host.
-func (d *DemoSource) FlowMeter() flowmeter.Meter { return &demoMeter{d: d} }
+func (d *Source) FlowMeter() flowmeter.Meter { return &demoMeter{d: d} }
 
 // demoMeter implements flowmeter.Meter over the simulation.
 type demoMeter struct {
-	d        *DemoSource
+	d        *Source
 	mu       sync.Mutex
 	attached map[int]string
 }
 
 var (
-	_ flowmeter.Meter = (*demoMeter)(nil)
-	_ IfindexResolver = (*demoMeter)(nil)
+	_ flowmeter.Meter           = (*demoMeter)(nil)
+	_ collector.IfindexResolver = (*demoMeter)(nil)
 )
 
 // Ifindex numbers the simulated slaves: 2, 3, ... in bond and enslave

@@ -1,21 +1,22 @@
-package collector
+package demo
 
 import (
 	"math"
 	"net/netip"
 
+	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/model"
 )
 
-var _ FlowReader = (*DemoSource)(nil)
+var _ collector.FlowReader = (*Source)(nil)
 
 // ReadFlows gives the simulated host's sockets: the streams the demo
 // places on its slaves, with the bytes each moved so far, as of the last
 // Read.
-func (d *DemoSource) ReadFlows() (FlowReading, error) {
+func (d *Source) ReadFlows() (collector.FlowReading, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	fr := FlowReading{Kernel: d.kernel}
+	fr := collector.FlowReading{Kernel: d.kernel}
 	for bi, sb := range d.bonds {
 		for i := range sb.flows {
 			f := &sb.flows[i]

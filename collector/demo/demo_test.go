@@ -1,9 +1,10 @@
-package collector
+package demo
 
 import (
 	"testing"
 	"time"
 
+	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/collector/internal/collectortest"
 	"github.com/bondtop/bondtop/model"
 )
@@ -13,7 +14,7 @@ import (
 // script cycle there is a failover and an LACP partner loss.
 func TestDemoTrafficAndEvents(t *testing.T) {
 	clk := collectortest.NewClock(time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC))
-	s := NewSampler(NewDemoSource(clk.Now), Options{Interval: time.Second, Clock: clk.Now})
+	s := collector.NewSampler(New(clk.Now), collector.Options{Interval: time.Second, Clock: clk.Now})
 	moved := map[string]bool{}
 	kinds := map[model.EventKind]int{}
 	firstEvent := time.Duration(-1)
@@ -64,7 +65,7 @@ func TestDemoTrafficAndEvents(t *testing.T) {
 // layer2 and one gateway, one slave carries most of the transmit traffic.
 func TestDemoLayer2Imbalance(t *testing.T) {
 	clk := collectortest.NewClock(time.Unix(0, 0))
-	s := NewSampler(NewDemoSource(clk.Now), Options{Interval: time.Second, Clock: clk.Now})
+	s := collector.NewSampler(New(clk.Now), collector.Options{Interval: time.Second, Clock: clk.Now})
 	collectortest.MustSample(t, s)
 	clk.Advance(time.Second)
 	b := collectortest.MustSample(t, s).Bond("bond0")

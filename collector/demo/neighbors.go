@@ -1,9 +1,10 @@
-package collector
+package demo
 
 import (
 	"time"
 
 	"github.com/bondtop/bondtop/bonding"
+	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/collector/neighbors"
 )
 
@@ -19,7 +20,7 @@ var demoNeighbors = map[string]neighbors.Neighbor{
 	"ens2f1": demoLeaf("leaf-b", "02:1c:73:aa:00:0b", "192.0.2.11", "Ethernet1/2", 9216, true, 10),
 	"eno1":   demoLeaf("access-3", "02:00:0c:33:00:03", "192.0.2.33", "Gi1/0/17", 1522, false, 30),
 	"eno2":   demoLeaf("access-3", "02:00:0c:33:00:03", "192.0.2.33", "Gi1/0/18", 1522, false, 30),
-	// ovs-bond0's members (demo_ovs.go) on a third leaf.
+	// ovs-bond0's members (ovs.go) on a third leaf.
 	"ens3f0": demoLeaf("leaf-c", "02:1c:73:aa:00:0c", "192.0.2.12", "Ethernet1/5", 9216, true, 20),
 	"ens3f1": demoLeaf("leaf-c", "02:1c:73:aa:00:0c", "192.0.2.12", "Ethernet1/6", 9216, true, 20),
 }
@@ -33,7 +34,7 @@ func demoLeaf(system, chassis, mgmt, port string, maxFrame int, lag bool, pvid i
 		Protocol: neighbors.ProtoLLDP, ChassisID: chassis, ChassisIDSubtype: "mac",
 		SystemName: &system, SystemDescription: &descr, PortID: port, PortIDSubtype: "ifname",
 		ManagementAddresses: []string{mgmt},
-		PortVLANID:          &pvid, VLANs: []VLAN{{ID: pvid, Name: "servers"}},
+		PortVLANID:          &pvid, VLANs: []neighbors.VLAN{{ID: pvid, Name: "servers"}},
 		MaxFrameSize: &maxFrame, Aggregation: &neighbors.Aggregation{Capable: true, Enabled: lag},
 		Autoneg: &neighbors.Autoneg{Supported: true, Enabled: !lag}, TTLSeconds: 120,
 		PortDescription: &port,
@@ -45,21 +46,19 @@ func demoLeaf(system, chassis, mgmt, port string, maxFrame int, lag bool, pvid i
 	return n
 }
 
-// VLAN is the neighbours' VLAN type, named here for the demo's table.
-type VLAN = neighbors.VLAN
-
 var (
-	_ NeighborReader    = (*DemoSource)(nil)
-	_ PortCounterReader = (*DemoSource)(nil)
+	_ collector.NeighborReader    = (*Source)(nil)
+	_ collector.PortCounterReader = (*Source)(nil)
 )
 
-// Watch implements NeighborReader: the demo always hears its switches.
-func (d *DemoSource) Watch([]string) error { return nil }
+// Watch implements collector.NeighborReader: the demo always hears its
+// switches.
+func (d *Source) Watch([]string) error { return nil }
 
-// Neighbor implements NeighborReader: the switch sends every 30 s.
-// The copy shares the table's slices, as the live one shares a decoded
-// frame's: neither is ever written.
-func (d *DemoSource) Neighbor(slave string, _ time.Time, into *neighbors.Neighbor) bool {
+// Neighbor implements collector.NeighborReader: the switch sends every
+// 30 s. The copy shares the table's slices, as the live one shares a
+// decoded frame's: neither is ever written.
+func (d *Source) Neighbor(slave string, _ time.Time, into *neighbors.Neighbor) bool {
 	n, ok := demoNeighbors[slave]
 	if !ok {
 		return false
@@ -72,16 +71,17 @@ func (d *DemoSource) Neighbor(slave string, _ time.Time, into *neighbors.Neighbo
 	return true
 }
 
-// LACPDUAge implements NeighborReader: the demo's LACPDU ages come from
-// its counters, as on a host without CAP_NET_RAW.
-func (d *DemoSource) LACPDUAge(string, time.Time) (time.Duration, bool) { return 0, false }
+// LACPDUAge implements collector.NeighborReader: the demo's LACPDU ages
+// come from its counters, as on a host without CAP_NET_RAW.
+func (d *Source) LACPDUAge(string, time.Time) (time.Duration, bool) { return 0, false }
 
-// HeardLACPDU implements NeighborReader: the demo decodes no frames.
-func (d *DemoSource) HeardLACPDU(string, *neighbors.LACPDU) bool { return false }
+// HeardLACPDU implements collector.NeighborReader: the demo decodes no
+// frames.
+func (d *Source) HeardLACPDU(string, *neighbors.LACPDU) bool { return false }
 
-// CarrierCounts implements PortCounterReader: each link loss of the
-// script is a carrier down.
-func (d *DemoSource) CarrierCounts(slaves []string, into map[string]*bonding.CarrierCounts) {
+// CarrierCounts implements collector.PortCounterReader: each link loss
+// of the script is a carrier down.
+func (d *Source) CarrierCounts(slaves []string, into map[string]*bonding.CarrierCounts) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for _, sb := range d.bonds {
@@ -95,9 +95,10 @@ func (d *DemoSource) CarrierCounts(slaves []string, into map[string]*bonding.Car
 	}
 }
 
-// LACPDUCounters implements PortCounterReader: the LACP partner sends
-// every second (lacp_rate fast) except while the script has it lost.
-func (d *DemoSource) LACPDUCounters(slaves []string, into map[string]bonding.LACPDUCounters) {
+// LACPDUCounters implements collector.PortCounterReader: the LACP
+// partner sends every second (lacp_rate fast) except while the script
+// has it lost.
+func (d *Source) LACPDUCounters(slaves []string, into map[string]bonding.LACPDUCounters) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for _, sb := range d.bonds {
@@ -132,9 +133,9 @@ func demoHeardSeconds(t, from, to time.Duration) uint64 {
 }
 
 // sinceWeek is the time of the last Read since its week began: the
-// demo's counters count from there (demo_clock.go), so a restarted demo
+// demo's counters count from there (clock.go), so a restarted demo
 // continues them. The caller holds d.mu.
-func (d *DemoSource) sinceWeek() time.Duration {
+func (d *Source) sinceWeek() time.Duration {
 	_, s := weekOf(d.last)
 	return time.Duration(s * float64(time.Second))
 }

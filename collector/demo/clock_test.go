@@ -1,15 +1,16 @@
-package collector
+package demo
 
 import (
 	"testing"
 	"time"
 
 	"github.com/bondtop/bondtop/bonding"
+	"github.com/bondtop/bondtop/collector"
 )
 
 // demoCountersAt reads a demo source once and returns every interface's
 // counters and link failure count by name.
-func demoCountersAt(t *testing.T, d *DemoSource) (map[string]bonding.Counters, map[string]int) {
+func demoCountersAt(t *testing.T, d *Source) (map[string]bonding.Counters, map[string]int) {
 	t.Helper()
 	r, err := d.Read()
 	if err != nil {
@@ -36,7 +37,7 @@ func TestDemoCountersSurviveRestart(t *testing.T) {
 	// Not on a whole five minutes, and through every incident.
 	now := time.Date(2026, 12, 2, 12, 3, 17, 300_000_000, time.UTC)
 	clock := func() time.Time { return now }
-	first := NewDemoSource(clock)
+	first := New(clock)
 	var last map[string]bonding.Counters
 	var lastFailures map[string]int
 	for range 700 { // 350 s at 0.5 s: longer than a script
@@ -58,7 +59,7 @@ func TestDemoCountersSurviveRestart(t *testing.T) {
 
 	// The same moment from a fresh start: the same counters.
 	now = stopped
-	same, sameFailures := demoCountersAt(t, NewDemoSource(clock))
+	same, sameFailures := demoCountersAt(t, New(clock))
 	for name, cs := range last {
 		for c := bonding.Counter(0); c < bonding.NumCounters; c++ {
 			a, _ := cs.Get(c)
@@ -76,7 +77,7 @@ func TestDemoCountersSurviveRestart(t *testing.T) {
 	// Restarted 7 s later.
 	const gap = 7
 	now = stopped.Add(gap * time.Second)
-	after, afterFailures := demoCountersAt(t, NewDemoSource(clock))
+	after, afterFailures := demoCountersAt(t, New(clock))
 	for name, cs := range last {
 		later := after[name]
 		for c := bonding.Counter(0); c < bonding.NumCounters; c++ {
@@ -101,15 +102,15 @@ func TestDemoCountersSurviveRestart(t *testing.T) {
 // The long incidents happen at the script's fixed times of the wall
 // clock, whenever the demo started.
 func TestDemoLongIncidents(t *testing.T) {
-	at := func(phase time.Duration) *Reading {
+	at := func(phase time.Duration) *collector.Reading {
 		now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC).Add(phase)
-		r, err := NewDemoSource(func() time.Time { return now }).Read()
+		r, err := New(func() time.Time { return now }).Read()
 		if err != nil {
 			t.Fatal(err)
 		}
 		return &r
 	}
-	slave := func(r *Reading, bond, name string) *bonding.Slave {
+	slave := func(r *collector.Reading, bond, name string) *bonding.Slave {
 		for i, s := range r.Bond(bond).Slaves {
 			if s.Name == name {
 				return &r.Bond(bond).Slaves[i]

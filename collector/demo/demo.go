@@ -1,4 +1,12 @@
-package collector
+// Package demo is the --demo source: a simulated host with bonds that
+// misbehave on a script, so bondtop can be tried anywhere without root or
+// a bond. It owns the simulation (the bonds, their flows placed by the
+// kernel's own transmit hash, counters that follow the wall clock), and
+// answers nearly every capability of the Source contract from it:
+// FlowReader, MeterSource, NeighborReader, PortCounterReader,
+// PhysicalReader, HostReader (see collector/source.go), besides the load
+// panel's simulated test streams (Load).
+package demo
 
 import (
 	"math"
@@ -7,10 +15,11 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/bonding"
+	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/model"
 )
 
-// DemoSource simulates a host with two bonds, so bondtop can be tried
+// Source simulates a host with two bonds, so bondtop can be tried
 // anywhere, without root or a bond:
 //
 //   - bond0: 802.3ad over four 10G slaves with the layer2 policy. Most of the
@@ -23,22 +32,22 @@ import (
 //
 // Flows are placed on slaves by the kernel's own transmit hash
 // (bonding.Predictor), capped at the slave's speed, and counted per slave
-// by a simulated flow meter (demo_meter.go). In the first two minutes of
+// by a simulated flow meter (meter.go). In the first two minutes of
 // the script about every 15 s something happens (a slave loses link, a
 // failover, the LACP partner flaps), so every panel has something to
 // show; the three minutes after hold incidents as long as alert rules
-// wait (demo_clock.go). The script runs on the wall clock, and so do the
+// wait (clock.go). The script runs on the wall clock, and so do the
 // counters: a restarted demo continues where the last one would be.
-type DemoSource struct {
+type Source struct {
 	// mu guards the simulation: the sampler reads it while the load
-	// panel adds test streams (demo_load.go).
+	// panel adds test streams (load.go).
 	mu      sync.Mutex
 	clock   func() time.Time
 	start   time.Time
 	last    time.Time
 	kernel  bonding.KernelVersion
 	bonds   []*simBond
-	ovs     *demoOVS      // the Open vSwitch bond beside the kernel's (demo_ovs.go)
+	ovs     *demoOVS      // the Open vSwitch bond beside the kernel's (ovs.go)
 	elapsed time.Duration // simulated time since start, as of the last Read
 	week    int64         // the week of Unix time the counters count from
 }
@@ -56,7 +65,7 @@ type simBond struct {
 	flows    []simFlow
 	counters map[string]*[bonding.NumCounters]float64
 	// loadCounters hold what the load panel's test streams added: the
-	// rest of the counters is a function of the wall clock (demo_clock.go).
+	// rest of the counters is a function of the wall clock (clock.go).
 	loadCounters map[string]*[bonding.NumCounters]float64
 	// published are the counters the last Read reported.
 	published map[string]*[bonding.NumCounters]uint64
@@ -82,25 +91,25 @@ type simFlow struct {
 	pktBytes     float64
 	// sent and received count the bytes so far, for the flow table.
 	sent, received float64
-	// stream is set for a test stream of the load panel (demo_load.go).
+	// stream is set for a test stream of the load panel (load.go).
 	stream *demoStream
 	// forwarded marks traffic of a VM behind the bond's bridge: no socket
 	// of this host, seen only by the flow meter. ingress is its tap.
 	forwarded bool
 	ingress   int
 	// metered counts the flow's frames per slave and direction for the
-	// simulated flow meter (demo_meter.go).
+	// simulated flow meter (meter.go).
 	metered map[meterSlot]*meterCount
 }
 
-// NewDemoSource starts the simulation at clock's now. Pass time.Now for a
+// New starts the simulation at clock's now. Pass time.Now for a
 // live demo, a fake clock in tests to fast-forward.
-func NewDemoSource(clock func() time.Time) *DemoSource {
+func New(clock func() time.Time) *Source {
 	if clock == nil {
 		clock = time.Now
 	}
 	now := clock()
-	d := &DemoSource{clock: clock, start: now, last: now, kernel: demoKernel}
+	d := &Source{clock: clock, start: now, last: now, kernel: demoKernel}
 	d.bonds = newDemoBonds()
 	d.resume(now)
 	d.ovs = newDemoOVS()
@@ -251,7 +260,7 @@ func (b *simBond) setLink(slave string, up bool) {
 }
 
 // Read advances the simulation to now and reports it.
-func (d *DemoSource) Read() (Reading, error) {
+func (d *Source) Read() (collector.Reading, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	now := d.clock()
@@ -262,7 +271,7 @@ func (d *DemoSource) Read() (Reading, error) {
 		d.resume(now)
 	}
 	script(d.bonds, wallTime(now))
-	var r Reading
+	var r collector.Reading
 	for i, sb := range d.bonds {
 		d.expireLoads(sb)
 		b := sb.state()
@@ -280,10 +289,10 @@ func (d *DemoSource) Read() (Reading, error) {
 }
 
 // Close ends nothing: the simulation has no resources.
-func (d *DemoSource) Close() error { return nil }
+func (d *Source) Close() error { return nil }
 
 // ReadHost gives the simulated host's settings: Linux's defaults.
-func (d *DemoSource) ReadHost() model.Host { return model.Host{TCPReordering: new(3)} }
+func (d *Source) ReadHost() model.Host { return model.Host{TCPReordering: new(3)} }
 
 // state builds the bond as the kernel would show it now.
 func (sb *simBond) state() bonding.Bond {

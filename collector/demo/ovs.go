@@ -1,4 +1,4 @@
-package collector
+package demo
 
 import (
 	"math"
@@ -60,7 +60,7 @@ func lostSeconds(s float64) float64 {
 }
 
 // counters are a member's counters at now: like the Linux bonds'
-// (demo_clock.go), a function of the wall clock since the week began,
+// (clock.go), a function of the wall clock since the week began,
 // so a restarted demo continues them. While ens3f1 is disabled its
 // buckets' load moves to ens3f0.
 func (d *demoOVS) counters(i int, now time.Time) [bonding.NumCounters]float64 {
@@ -132,7 +132,7 @@ func (d *demoOVS) read(now time.Time) bonding.Bond {
 		}
 		s.OperState, s.MTU = new("up"), new(9000)
 	}
-	sumMemberCounters(&b)
+	model.SumMemberCounters(&b)
 	b.OperState, b.MTU = new("up"), new(9000)
 	return b
 }
