@@ -79,8 +79,8 @@ FUZZ_TARGETS := bonding:FuzzParseProc bonding:FuzzParseNetDev bonding:FuzzReadSy
 	collector/flowmeter:FuzzParseFrame \
 	collector/neighbors:FuzzDecode bonding:FuzzParseXstats collector/neighbors:FuzzDecodeLACPDU \
 	ovs:FuzzDecodeMessage ovs:FuzzParseBondShow ovs:FuzzParseLACPShow \
-	bonding/module:FuzzDecode bonding:FuzzParseEthtool collector:FuzzLinkMemo \
-	collector:FuzzRtnlMessages ui:FuzzDropCluster
+	bonding/module:FuzzDecode bonding:FuzzParseEthtool collector/live:FuzzLinkMemo \
+	collector/live:FuzzRtnlMessages ui:FuzzDropCluster
 
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
@@ -101,7 +101,7 @@ fuzz-short:
 	@$(MAKE) --no-print-directory fuzz FUZZ_TARGETS="$(FUZZ_SHORT_TARGETS)" FUZZTIME=100000x FUZZMINIMIZE=200x
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./bonding/ ./collector/ ./collector/flowmeter/ ./collector/neighbors/ ./diagnose/ ./ui/ ./cmd/bondtop/
+	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./bonding/ ./collector/... ./diagnose/ ./ui/ ./cmd/bondtop/
 	$(GO) test -run '^$$' -bench Loopback -count 5 ./load/
 
 # The eBPF flow meter: C compiled by clang through bpf2go; the objects and

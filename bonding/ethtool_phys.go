@@ -34,3 +34,17 @@ type FEC struct {
 	Uncorrectable *uint64 `json:"uncorrectable_blocks,omitempty"`
 	CorrectedBits *uint64 `json:"corrected_bits,omitempty"`
 }
+
+// FirmwareLLDPAgent reads a driver's private flags (`ethtool
+// --show-priv-flags`): i40e's "disable-fw-lldp" off, or ice's
+// "fw-lldp-agent" on, is an LLDP agent in the NIC's firmware; known is
+// false when the driver has neither flag.
+func FirmwareLLDPAgent(flags map[string]bool) (agent, known bool) {
+	if off, ok := flags["disable-fw-lldp"]; ok {
+		return !off, true
+	}
+	if on, ok := flags["fw-lldp-agent"]; ok {
+		return on, true
+	}
+	return false, false
+}

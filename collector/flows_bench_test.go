@@ -1,11 +1,11 @@
 package collector
 
 import (
-	"net/netip"
 	"testing"
 	"time"
 
 	"github.com/bondtop/bondtop/bonding"
+	"github.com/bondtop/bondtop/collector/internal/collectortest"
 	"github.com/bondtop/bondtop/model"
 )
 
@@ -24,18 +24,6 @@ func (s *staticFlows) ReadFlows() (FlowReading, error) {
 	return FlowReading{Sockets: out, Kernel: bonding.KernelVersion{Major: 6, Minor: 12}}, nil
 }
 
-func manySockets(n int) []model.Socket {
-	out := make([]model.Socket, n)
-	for i := range out {
-		out[i] = model.Socket{ID: uint64(i + 1), Proto: bonding.ProtoTCP, State: "established",
-			Local:     netip.AddrPortFrom(netip.MustParseAddr("10.0.0.1"), uint16(10000+i%50000)),
-			Remote:    netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 1, byte(i >> 8), byte(i)}), 443),
-			HaveBytes: true, TxBytes: uint64(i) * 1000,
-			Path: model.Path{Dev: "bond0", Bond: "bond0", SrcMAC: [6]byte{2, 0, 0, 0, 0, 1}, DstMAC: [6]byte{2, 0, 0, 0, 0, byte(i)}, HaveDstMAC: true}}
-	}
-	return out
-}
-
 func benchBond() bonding.Bond {
 	b := bonding.Bond{Name: "bond0", Mode: new(bonding.Mode8023AD), XmitHashPolicy: new("layer3+4"), MIIStatus: new("up")}
 	for _, s := range []string{"eth0", "eth1", "eth2", "eth3"} {
@@ -49,7 +37,7 @@ func benchBond() bonding.Bond {
 // socket, summed per slave (the socket dump itself is
 // BenchmarkLiveFlowsRead10k).
 func BenchmarkFlowRefresh10k(b *testing.B) {
-	tr := newFlowTracker(&staticFlows{sockets: manySockets(10_000)}, time.Nanosecond)
+	tr := newFlowTracker(&staticFlows{sockets: collectortest.ManySockets(10_000)}, time.Nanosecond)
 	bond := benchBond()
 	now := time.Unix(0, 0)
 	snap := &model.Snapshot{Bonds: []model.BondSample{{Bond: bond}}}

@@ -19,6 +19,14 @@ type socketRate struct {
 	tx, rx float64
 }
 
+// BuildFlowTable predicts the slave of each of sockets that crosses b
+// under kernel k: the table the Sampler makes at a refresh, without
+// rates (seconds is the table's Seconds). A source's tests check what it
+// read against it.
+func BuildFlowTable(b *bonding.Bond, k bonding.KernelVersion, at time.Time, seconds float64, sockets []model.Socket) *model.FlowTable {
+	return buildFlowTable(b, k, at, seconds, sockets, make([]socketRate, len(sockets)))
+}
+
 // buildFlowTable predicts every socket of sockets that crosses b. rates
 // parallels sockets; seconds is their interval.
 func buildFlowTable(b *bonding.Bond, k bonding.KernelVersion, at time.Time, seconds float64, sockets []model.Socket, rates []socketRate) *model.FlowTable {

@@ -10,18 +10,6 @@ import (
 	"github.com/bondtop/bondtop/model"
 )
 
-// firmwareLLDPAgent reads a driver's private flags: i40e's
-// "disable-fw-lldp" off, or ice's "fw-lldp-agent" on, is a firmware agent.
-func firmwareLLDPAgent(flags map[string]bool) (agent, known bool) {
-	if off, ok := flags["disable-fw-lldp"]; ok {
-		return !off, true
-	}
-	if on, ok := flags["fw-lldp-agent"]; ok {
-		return on, true
-	}
-	return false, false
-}
-
 // lacpduEvery is how often the Sampler asks for the LACPDU counters at a
 // pace faster than it (at a second or slower, every tick). Asking more
 // often costs the kernel a request a tick and tells nothing more: a

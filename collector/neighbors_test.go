@@ -208,7 +208,9 @@ func TestLACPDUCountersOncePerSecond(t *testing.T) {
 
 type fakeFirmware map[string]map[string]bool
 
-func (f fakeFirmware) FirmwareLLDP(slave string) (bool, bool) { return firmwareLLDPAgent(f[slave]) }
+func (f fakeFirmware) FirmwareLLDP(slave string) (bool, bool) {
+	return bonding.FirmwareLLDPAgent(f[slave])
+}
 
 func TestFirmwareLLDPFlags(t *testing.T) {
 	fw := fakeFirmware{

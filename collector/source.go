@@ -68,10 +68,13 @@ func bondNamed(bonds []bonding.Bond, name string) *bonding.Bond {
 // source must do. Everything else a host can tell is an optional
 // capability: the Sampler asks for each with a type assertion when it is
 // made, and a source that lacks one leaves that part of the Snapshot
-// empty (and the dashboard's panel says why). The live source implements
-// most (its flows and flow meter come beside it, in Options); the demo
-// simulates nearly all; a --root tree has what its files hold.
-// docs/architecture.md draws the contract; adding a source starts here.
+// empty (and the dashboard's panel says why). Each source is a package
+// of its own under collector/, which imports this one and nothing else of
+// the engine: the live source (collector/live) implements most (its flows
+// and flow meter come beside it, in Options); the demo (collector/demo)
+// simulates nearly all; a --root tree (collector/rootdir) has what its
+// files hold. docs/architecture.md draws the contract; adding a source
+// starts here.
 //
 //	capability          when a source implements it
 //	Notifier            it hears link changes between ticks (netlink)
@@ -107,8 +110,9 @@ type Notifier interface {
 
 // FlowReader lists this host's connected sockets and the path each one's
 // packets take. A Source may implement it (the demo does); on a live host
-// it is a LiveFlows of its own (sock_diag, routes and neighbours), which
-// the caller opens beside the LiveSource and hands to the Sampler.
+// it is a live.Flows of its own (sock_diag, routes and neighbours), which
+// the caller opens beside the live.Source and hands to the Sampler
+// (Options.Flows).
 type FlowReader interface {
 	ReadFlows() (FlowReading, error)
 }

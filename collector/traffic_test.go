@@ -72,27 +72,8 @@ func xorBond(slaves ...string) bonding.Bond {
 }
 
 var (
-	hostMAC = [6]byte{2, 0, 0, 0, 0, 1}
-	peerMAC = [6]byte{2, 0, 0, 0, 0, 2}
-	k612    = bonding.KernelVersion{Major: 6, Minor: 12}
+	k612 = bonding.KernelVersion{Major: 6, Minor: 12}
 )
-
-// udpFlow is a UDP flow from 10.0.0.1:sport to 10.0.0.2:53 on slave.
-func udpFlow(slave string, dir flowmeter.Direction, sport uint16, bytes uint64) flowmeter.Flow {
-	f := flowmeter.Flow{Slave: slave}
-	f.Ifindex = 10 + int(slave[3]-'0')
-	f.Direction = dir
-	f.EtherType, f.Proto = 0x0800, bonding.ProtoUDP
-	f.Src, f.Dst = netip.MustParseAddr("10.0.0.1"), netip.MustParseAddr("10.0.0.2")
-	f.SrcPort, f.DstPort = sport, 53
-	f.SrcMAC, f.DstMAC = hostMAC, peerMAC
-	if dir == flowmeter.Rx {
-		f.Src, f.Dst, f.SrcPort, f.DstPort = f.Dst, f.Src, f.DstPort, f.SrcPort
-		f.SrcMAC, f.DstMAC = peerMAC, hostMAC
-	}
-	f.Bytes, f.Packets = bytes, bytes/100
-	return f
-}
 
 // hashedSlave is where layer3+4 sends f over slaves, by the bonding
 // package's own hash (the judge of the prediction the collector adds).
@@ -124,13 +105,13 @@ func TestMeasuredRatesAgreementAndGaps(t *testing.T) {
 	m := &fakeMeter{}
 	s, clk := newMeterSampler(src, m)
 
-	a := udpFlow("eth0", flowmeter.Tx, 40000, 0)
+	a := collectortest.UDPFlow("eth0", flowmeter.Tx, 40000, 0)
 	a.Slave = hashedSlave(t, a, "eth0", "eth1")
 	a.Ifindex = 10 + int(a.Slave[3]-'0')
-	wrong := udpFlow("eth0", flowmeter.Tx, 40001, 0)
+	wrong := collectortest.UDPFlow("eth0", flowmeter.Tx, 40001, 0)
 	wrong.Slave = otherSlave(hashedSlave(t, wrong, "eth0", "eth1"))
 	wrong.Ifindex = 10 + int(wrong.Slave[3]-'0')
-	rx := udpFlow("eth1", flowmeter.Rx, 40000, 0)
+	rx := collectortest.UDPFlow("eth1", flowmeter.Rx, 40000, 0)
 
 	set := func(at time.Time, ab, wb, rb uint64) {
 		fa, fw, fr := a, wrong, rx
@@ -224,18 +205,18 @@ func TestMeasuredLocalSocketsAndNewFlows(t *testing.T) {
 	m := &fakeMeter{}
 	clk := collectortest.NewClock(time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC))
 	sock := model.Socket{ID: 1, Proto: bonding.ProtoUDP, Local: netip.MustParseAddrPort("10.0.0.1:40000"), Remote: netip.MustParseAddrPort("10.0.0.2:53"),
-		Path: model.Path{Dev: "bond0", Bond: "bond0", SrcMAC: hostMAC, DstMAC: peerMAC, HaveDstMAC: true}}
+		Path: model.Path{Dev: "bond0", Bond: "bond0", SrcMAC: collectortest.HostMAC, DstMAC: collectortest.PeerMAC, HaveDstMAC: true}}
 	s := NewSampler(src, Options{Clock: clk.Now, Meter: m, Flows: &staticFlows{sockets: []model.Socket{sock}}})
 	m.reading = flowmeter.Reading{Time: clk.Now(), Source: flowmeter.SourceSampled, SampleRate: 100}
 	collectortest.MustSample(t, s)
 
 	clk.Advance(time.Second)
 	prev := clk.Now().Add(-time.Second)
-	tx := udpFlow("eth0", flowmeter.Tx, 40000, 8000)
+	tx := collectortest.UDPFlow("eth0", flowmeter.Tx, 40000, 8000)
 	tx.FirstSeen = clk.Now().Add(-time.Millisecond) // new since the last reading: all its bytes count
-	rx := udpFlow("eth1", flowmeter.Rx, 40000, 8000)
+	rx := collectortest.UDPFlow("eth1", flowmeter.Rx, 40000, 8000)
 	rx.FirstSeen = prev.Add(-time.Minute) // older than the last reading, yet absent from it: no rate
-	fwd := udpFlow("eth0", flowmeter.Tx, 40002, 100)
+	fwd := collectortest.UDPFlow("eth0", flowmeter.Tx, 40002, 100)
 	fwd.Src = netip.MustParseAddr("10.9.0.7") // a VM's
 	m.reading.Flows = []flowmeter.Flow{tx, rx, fwd}
 	m.reading.Time = clk.Now()
@@ -298,7 +279,7 @@ func TestMeasuredSocketsOnlyAndJSON(t *testing.T) {
 	arp.Ifindex, arp.Direction, arp.EtherType, arp.Bytes = 11, flowmeter.Rx, 0x0806, 60
 	// Counted 1 in 4 above the meter's budget: an estimate.
 	arp.Sampled = true
-	m.reading = flowmeter.Reading{Time: clk2.Now(), Source: flowmeter.SourceEBPF, SampleRate: 4, Flows: []flowmeter.Flow{udpFlow("eth0", flowmeter.Tx, 40000, 1000), arp}}
+	m.reading = flowmeter.Reading{Time: clk2.Now(), Source: flowmeter.SourceEBPF, SampleRate: 4, Flows: []flowmeter.Flow{collectortest.UDPFlow("eth0", flowmeter.Tx, 40000, 1000), arp}}
 	out, err = json.Marshal(collectortest.MustSample(t, s2).Bond("bond0").Measured)
 	if err != nil {
 		t.Fatal(err)
@@ -356,7 +337,7 @@ func TestMeasuredSocketsOnlyAndJSON(t *testing.T) {
 // TestMatchPreviousReading: each flow finds its entry of the previous
 // reading whatever the order, with flows new, gone and moved.
 func TestMatchPreviousReading(t *testing.T) {
-	flow := func(port uint16) flowmeter.Flow { return udpFlow("eth0", flowmeter.Tx, port, 0) }
+	flow := func(port uint16) flowmeter.Flow { return collectortest.UDPFlow("eth0", flowmeter.Tx, port, 0) }
 	tr := newMeterTracker(&fakeMeter{})
 	for _, p := range []uint16{1, 2, 3, 4, 5} {
 		f := flow(p)
@@ -392,7 +373,7 @@ func TestMeasuredPerSlaveFrames(t *testing.T) {
 	lacpdu := func(slave string, bytes uint64) flowmeter.Flow {
 		f := flowmeter.Flow{Slave: slave}
 		f.Ifindex, f.Direction, f.EtherType = 10+int(slave[3]-'0'), flowmeter.Tx, 0x8809
-		f.SrcMAC, f.DstMAC = hostMAC, [6]byte{0x01, 0x80, 0xc2, 0, 0, 0x02}
+		f.SrcMAC, f.DstMAC = collectortest.HostMAC, [6]byte{0x01, 0x80, 0xc2, 0, 0, 0x02}
 		f.Bytes, f.Packets = bytes, bytes/124
 		return f
 	}
@@ -452,7 +433,7 @@ func TestMeasuredTLBRewrite(t *testing.T) {
 		src.bond.Mode, src.bond.XmitHashPolicy, src.bond.TLBDynamicLB = new(bonding.ModeTLB), new(tc.policy), new(0)
 		m := &fakeMeter{}
 		s, clk := newMeterSampler(src, m)
-		f := udpFlow("eth0", flowmeter.Tx, 40000, 1000)
+		f := collectortest.UDPFlow("eth0", flowmeter.Tx, 40000, 1000)
 		f.SrcMAC = [6]byte{2, 0, 0, 0, 0, 0x77} // the slave's own, rewritten
 		m.reading = flowmeter.Reading{Time: clk.Now(), Source: flowmeter.SourceEBPF, SampleRate: 1, Flows: []flowmeter.Flow{f}}
 		mt := collectortest.MustSample(t, s).Bond("bond0").Measured
@@ -477,7 +458,7 @@ func TestMeterReadOncePerSecond(t *testing.T) {
 	m := &fakeMeter{}
 	clk := collectortest.NewClock(time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC))
 	s := NewSampler(src, Options{Interval: MinInterval, Clock: clk.Now, Meter: m, Flows: &staticFlows{}, MeterEvery: DashboardMeterEvery})
-	f := udpFlow("eth0", flowmeter.Tx, 40000, 0)
+	f := collectortest.UDPFlow("eth0", flowmeter.Tx, 40000, 0)
 	f.Slave = hashedSlave(t, f, "eth0", "eth1")
 	f.Ifindex = 10 + int(f.Slave[3]-'0')
 	tick := func(d time.Duration) *model.MeasuredTraffic {

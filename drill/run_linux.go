@@ -11,6 +11,7 @@ import (
 
 	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/collector/live"
 	"github.com/bondtop/bondtop/load"
 )
 
@@ -54,7 +55,7 @@ func Prepare(ctx context.Context, o Options) (*Drill, error) {
 	if err != nil {
 		return nil, err
 	}
-	src, err := collector.NewLiveSource()
+	src, err := live.New()
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +98,7 @@ func leftBehind(o Options) error {
 		st.PID, st.Started.Format(time.RFC3339), st.Slave, o.Bond, ErrRefused)
 }
 
-func readBond(src *collector.LiveSource, name string) (*bonding.Bond, error) {
+func readBond(src *live.Source, name string) (*bonding.Bond, error) {
 	r, err := src.Read()
 	if err != nil {
 		return nil, err
@@ -114,7 +115,7 @@ func readBond(src *collector.LiveSource, name string) (*bonding.Bond, error) {
 }
 
 // busiestLook counts each slave's bytes over a short look.
-func busiestLook(src *collector.LiveSource, b *bonding.Bond) map[string]uint64 {
+func busiestLook(src *live.Source, b *bonding.Bond) map[string]uint64 {
 	before := load.SlaveBytes(b)
 	time.Sleep(300 * time.Millisecond)
 	now, err := readBond(src, b.Name)

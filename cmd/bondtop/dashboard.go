@@ -11,6 +11,7 @@ import (
 
 	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/collector/demo"
+	"github.com/bondtop/bondtop/collector/live"
 	"github.com/bondtop/bondtop/loadrun"
 	"github.com/bondtop/bondtop/ui"
 )
@@ -49,7 +50,7 @@ func dashboard(src collector.Source, o options) error {
 	switch src := src.(type) {
 	case *demo.Source:
 		uo.Load = loadrun.Demo{Source: src}
-	case *collector.LiveSource:
+	case *live.Source:
 		uo.Load = loadrun.Live{}
 	case collector.Relay:
 		uo.LoadUnavailable = "The fleet view shows what Prometheus holds of other hosts: load tests run on the host itself (bondtop on it, or try --demo)."

@@ -23,6 +23,7 @@ import (
 
 	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/collector/live"
 	"github.com/bondtop/bondtop/internal/printable"
 	"github.com/bondtop/bondtop/netpath"
 )
@@ -342,7 +343,7 @@ func hashLive(o hashOptions, k bonding.KernelVersion, kFrom string, w io.Writer)
 	if err != nil {
 		return err
 	}
-	src, err := collector.NewLiveSource()
+	src, err := live.New()
 	if err != nil {
 		return err
 	}

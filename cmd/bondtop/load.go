@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/collector/live"
 	"github.com/bondtop/bondtop/internal/printable"
 	"github.com/bondtop/bondtop/internal/units"
 	"github.com/bondtop/bondtop/load"
@@ -194,7 +195,7 @@ func loadTest(ctx context.Context, o loadOptions, stdout, stderr io.Writer) erro
 
 // bondPath is the bond a test's traffic leaves by, and how.
 type bondPath struct {
-	src   *collector.LiveSource
+	src   *live.Source
 	bond  string
 	route *load.Route
 }
@@ -204,7 +205,7 @@ type bondPath struct {
 // unless placement or --bond asked for one.
 func findBondPath(o loadOptions, dst netip.Addr) (*bondPath, error) {
 	needed := o.bond != "" || o.spread || o.slave != ""
-	src, err := collector.NewLiveSource()
+	src, err := live.New()
 	if err != nil {
 		if needed {
 			return nil, err

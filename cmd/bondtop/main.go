@@ -19,6 +19,7 @@ import (
 	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/collector/demo"
 	"github.com/bondtop/bondtop/collector/flowmeter"
+	"github.com/bondtop/bondtop/collector/live"
 	"github.com/bondtop/bondtop/collector/rootdir"
 	"github.com/bondtop/bondtop/internal/printable"
 	"github.com/bondtop/bondtop/model"
@@ -260,7 +261,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	if !opts.demo && opts.root == "" && opts.command == "" {
 		// The flow table is an extra: without sock_diag the rest works.
-		if lf, err := collector.NewLiveFlows(); err == nil {
+		if lf, err := live.NewFlows(); err == nil {
 			defer lf.Close()
 			opts.flows = lf
 		}
@@ -412,12 +413,12 @@ func openSource(o options) (collector.Source, error) {
 	if o.root != "" {
 		return rootdir.New(o.root)
 	}
-	live, err := collector.NewLiveSource()
+	src, err := live.New()
 	if err != nil {
 		return nil, err
 	}
-	live.ReadOVS(o.ovsRunDir)
-	return live, nil
+	src.ReadOVS(o.ovsRunDir)
+	return src, nil
 }
 
 func buildVersion() string {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/collector/live"
 	"github.com/bondtop/bondtop/diagnose"
 	"github.com/bondtop/bondtop/drill"
 	"github.com/bondtop/bondtop/model"
@@ -32,7 +33,7 @@ func (o *options) samplerOptions(src collector.Source) collector.Options {
 		// see only what the metrics carry.
 		so.Analyze = nil
 	}
-	if _, live := src.(*collector.LiveSource); live {
+	if _, onHost := src.(*live.Source); onHost {
 		// A drill killed mid-way on this host shows as a finding, in
 		// every mode: the dashboard, the text and JSON outputs, /metrics.
 		so.Analyze = drill.WithLeftBehind(so.Analyze, drill.DefaultStateDir)

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"github.com/bondtop/bondtop/internal/printable"
-	"github.com/bondtop/bondtop/model"
 	"io"
 	"os"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/bondtop/bondtop/collector/flowmeter"
 	"github.com/bondtop/bondtop/internal/units"
+	"github.com/bondtop/bondtop/model"
 )
 
 // The flow meter's wiring: opened on a live host (not with --demo, which

@@ -11,13 +11,14 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/collector/live"
 	"github.com/bondtop/bondtop/model"
 )
 
 // Bondtop is bondtop's collector as the product runs it: the live source
 // (netlink, procfs, sysfs, ethtool) in the root namespace and a Sampler.
 type Bondtop struct {
-	Src     *collector.LiveSource
+	Src     *live.Source
 	Sampler *collector.Sampler
 }
 
@@ -25,9 +26,9 @@ type Bondtop struct {
 // every interval in Run.
 func NewBondtop(t testing.TB, interval time.Duration, bonds ...string) *Bondtop {
 	t.Helper()
-	src, err := collector.NewLiveSource()
+	src, err := live.New()
 	if err != nil {
-		t.Fatalf("collector.NewLiveSource: %v", err)
+		t.Fatalf("live.New: %v", err)
 	}
 	t.Cleanup(func() { src.Close() })
 	// A short history: the default hour at 100 ms allocates megabytes on

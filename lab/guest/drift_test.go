@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/collector/live"
 	"github.com/bondtop/bondtop/diagnose"
 	"github.com/bondtop/bondtop/intent"
 	"github.com/bondtop/bondtop/model"
@@ -69,7 +70,7 @@ func TestConfigDrift(t *testing.T) {
 	p.Root.Bond(t, p.Bond, spec, p.Slaves...)
 	p.Peer.Bond(t, "pbond0", spec, p.Far...)
 
-	src, err := collector.NewLiveSource()
+	src, err := live.New()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/collector/live"
 	"github.com/bondtop/bondtop/diagnose"
 	"github.com/bondtop/bondtop/model"
 )
@@ -26,7 +27,7 @@ import (
 // and the kernel's share at the dump lies between the two readings.
 const flowShareTolerance = 0.03
 
-// TestFlowTable: the flow table (collector.LiveFlows through the Sampler,
+// TestFlowTable: the flow table (live.Flows through the Sampler,
 // as bondtop wires it) while TCP streams with known source ports cross a
 // balance-xor bond. Under layer3+4 every stream must be in the table with
 // the slave the hash gives it, and each slave's predicted tx share must
@@ -121,20 +122,20 @@ func flowPair(t *testing.T, subnet, n int, policy string) *Pair {
 }
 
 // newFlowBondtop is bondtop's collector with the flow table and the
-// analyzer, as cmd/bondtop wires them (collector.NewLiveFlows beside the
+// analyzer, as cmd/bondtop wires them (live.NewFlows beside the
 // live source, diagnose's window as Analyze). The socket dump is due on
 // every sample here (FlowInterval 100 ms), so the test chooses the
 // interval the flows' rates cover.
 func newFlowBondtop(t *testing.T, p *Pair) *Bondtop {
 	t.Helper()
-	src, err := collector.NewLiveSource()
+	src, err := live.New()
 	if err != nil {
-		t.Fatalf("collector.NewLiveSource: %v", err)
+		t.Fatalf("live.New: %v", err)
 	}
 	t.Cleanup(func() { src.Close() })
-	lf, err := collector.NewLiveFlows()
+	lf, err := live.NewFlows()
 	if err != nil {
-		t.Fatalf("collector.NewLiveFlows: %v", err)
+		t.Fatalf("live.NewFlows: %v", err)
 	}
 	t.Cleanup(func() { lf.Close() })
 	opts := collector.Options{Interval: time.Second, Bonds: []string{p.Bond}, History: time.Minute,
@@ -302,7 +303,7 @@ func logFindings(t *testing.T, b *model.BondSample) {
 // for fewer slaves than the traffic will see.
 func bondWhenUsable(t *testing.T, bond string, want int) *bonding.Bond {
 	t.Helper()
-	src, err := collector.NewLiveSource()
+	src, err := live.New()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/collector/flowmeter"
+	"github.com/bondtop/bondtop/collector/live"
 	"github.com/bondtop/bondtop/diagnose"
 	"github.com/bondtop/bondtop/model"
 )
@@ -158,12 +159,12 @@ func meteredSampler(t *testing.T, bond string) func() *model.BondSample {
 		t.Fatalf("flowmeter.Open: %v", err)
 	}
 	t.Cleanup(func() { m.Close() })
-	src, err := collector.NewLiveSource()
+	src, err := live.New()
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { src.Close() })
-	lf, err := collector.NewLiveFlows()
+	lf, err := live.NewFlows()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/bondtop/bondtop/bonding"
-	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/collector/live"
 )
 
 // TestHashAgreement checks bondtop's transmit hash (bonding.Predictor, the
@@ -269,7 +269,7 @@ func (l *hashLab) randomMAC() [6]byte {
 // the Predictor `bondtop hash` would use.
 func (l *hashLab) predictor(t *testing.T, k bonding.KernelVersion, policy string) *bonding.Predictor {
 	t.Helper()
-	src, err := collector.NewLiveSource()
+	src, err := live.New()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/collector/live"
 	"github.com/bondtop/bondtop/diagnose"
 	"github.com/bondtop/bondtop/model"
 	"golang.org/x/sys/unix"
@@ -74,7 +75,7 @@ func lacpduOf(t *testing.T, snap *model.Snapshot, bond, slave string) *model.LAC
 // snapshots carry findings.
 func analyzedBondtop(t *testing.T, bond string) *Bondtop {
 	t.Helper()
-	src, err := collector.NewLiveSource()
+	src, err := live.New()
 	if err != nil {
 		t.Fatal(err)
 	}

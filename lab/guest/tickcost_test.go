@@ -19,6 +19,7 @@ import (
 
 	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/collector/live"
 	"github.com/bondtop/bondtop/diagnose"
 	"github.com/bondtop/bondtop/drill"
 	"github.com/bondtop/bondtop/model"
@@ -201,10 +202,10 @@ func TestLiveTickCost(t *testing.T) {
 		t.Fatalf("RTM_GETSTATS dump: LACPDU counters of %d slaves, want %d (%v)", n, len(p.Slaves), err)
 	}
 
-	newSource := func() *collector.LiveSource {
-		src, err := collector.NewLiveSource()
+	newSource := func() *live.Source {
+		src, err := live.New()
 		if err != nil {
-			t.Fatalf("collector.NewLiveSource: %v", err)
+			t.Fatalf("live.New: %v", err)
 		}
 		t.Cleanup(func() { src.Close() })
 		return src

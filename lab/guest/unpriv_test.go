@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/bondtop/bondtop/collector"
+	"github.com/bondtop/bondtop/collector/live"
 )
 
 // helperEnv makes the test binary, started by TestUnprivileged as another
@@ -30,7 +31,7 @@ type helperOut struct {
 
 // unprivilegedRead is that helper.
 func unprivilegedRead() int {
-	src, err := collector.NewLiveSource()
+	src, err := live.New()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -63,7 +64,7 @@ var rootOnly = regexp.MustCompile(`^Bonds\.\d+\.lacp\.(system_priority|system_ma
 func TestUnprivileged(t *testing.T) {
 	p, _ := lacpPair(t, 70, 2)
 
-	root, err := collector.NewLiveSource()
+	root, err := live.New()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package collector
+package live
 
 import (
 	"bytes"
@@ -74,7 +74,7 @@ func sameSlaves(refs []slaveRef, mine []dumpedSlave) bool {
 // memoFor returns the memo of msg's link when msg says what the memo's
 // message said but for the counters, after putting the new counters into
 // its link; nil when msg is news.
-func (s *LiveSource) memoFor(msg []byte) *linkMemo {
+func (s *Source) memoFor(msg []byte) *linkMemo {
 	if len(msg) < unix.SizeofIfInfomsg {
 		return nil
 	}
@@ -90,7 +90,7 @@ func (s *LiveSource) memoFor(msg []byte) *linkMemo {
 }
 
 // remember keeps link, decoded from msg, as its ifindex's memo.
-func (s *LiveSource) remember(msg []byte, link netlink.Link) *linkMemo {
+func (s *Source) remember(msg []byte, link netlink.Link) *linkMemo {
 	m := &linkMemo{msg: msg, link: link, counters: counterSpans(msg)}
 	s.memo[int32(link.Attrs().Index)] = m
 	return m
@@ -191,7 +191,7 @@ func (cl *counterLayout) readStats(msg []byte, st *netlink.LinkStatistics) bool 
 
 // forget drops the memos the last decode did not use: links deleted, or
 // no longer a bond's.
-func (s *LiveSource) forget(decode uint64) {
+func (s *Source) forget(decode uint64) {
 	for idx, m := range s.memo {
 		if m.seen != decode {
 			delete(s.memo, idx)

@@ -1,4 +1,4 @@
-package collector
+package live
 
 import (
 	"os"
@@ -9,6 +9,6 @@ import (
 )
 
 // ReadConfig reads the host's /etc and the running bonds' sysfs.
-func (s *LiveSource) ReadConfig(bonds []bonding.Bond) *model.HostConfig {
+func (s *Source) ReadConfig(bonds []bonding.Bond) *model.HostConfig {
 	return hostfiles.ReadConfig(os.DirFS("/"), bonds)
 }

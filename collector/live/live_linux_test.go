@@ -1,4 +1,4 @@
-package collector
+package live
 
 import (
 	"encoding/json"
@@ -12,6 +12,7 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/internal/nltest"
 
 	"github.com/mdlayher/ethtool"
@@ -124,9 +125,9 @@ func sendFrames(t testing.TB, ifindex, n int) {
 	}
 }
 
-func newTestLive(t testing.TB) *LiveSource {
+func newTestLive(t testing.TB) *Source {
 	t.Helper()
-	s, err := NewLiveSource()
+	s, err := New()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +146,7 @@ func TestLiveNoBondingDriver(t *testing.T) {
 	addVeth(t, "veth0", "veth1", 1500)
 	s := newTestLive(t)
 	r, err := s.Read()
-	if !errors.Is(err, ErrNoBonding) {
+	if !errors.Is(err, collector.ErrNoBonding) {
 		t.Fatalf("Read = %+v, %v; want ErrNoBonding", r, err)
 	}
 }
@@ -172,7 +173,7 @@ func TestLiveVethDump(t *testing.T) {
 
 	s := newTestLive(t)
 	dump := func() map[string]bonding.Slave {
-		var r Reading
+		var r collector.Reading
 		if err := s.dumpLinks(&r, func(bonding.LinkScan) bool { return true }); err != nil {
 			t.Fatal(err)
 		}
@@ -327,7 +328,7 @@ func TestLiveChanges(t *testing.T) {
 }
 
 func TestLiveRelevant(t *testing.T) {
-	s := &LiveSource{}
+	s := &Source{}
 	s.setWatched([]int{10, 11})
 	veth := func(index, master int, slave netlink.LinkSlave) netlink.LinkUpdate {
 		v := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Index: index, MasterIndex: master, Slave: slave}}
@@ -359,7 +360,7 @@ func TestLiveCloseNoLeak(t *testing.T) {
 	addVeth(t, "veth0", "veth1", 1500)
 	base := runtime.NumGoroutine()
 	for range 5 {
-		s, err := NewLiveSource()
+		s, err := New()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -392,7 +393,7 @@ func TestLiveResubscribe(t *testing.T) {
 	v0, _ := addVeth(t, "veth0", "veth1", 1500)
 	ch := make(chan netlink.LinkUpdate)
 	subDone := make(chan struct{})
-	s := &LiveSource{ns: netns.None(), changes: make(chan struct{}, 1), done: make(chan struct{})}
+	s := &Source{ns: netns.None(), changes: make(chan struct{}, 1), done: make(chan struct{})}
 	if ns, err := netns.Get(); err == nil {
 		s.ns = ns
 		defer ns.Close()
@@ -502,7 +503,7 @@ func lacpSlaveMsg(index int, name string, agg uint16, txBytes uint64) []byte {
 // in that order (e2 has the lower ifindex, so the dump lists it first).
 func lacpTree(t testing.TB, fixture string) fstest.MapFS {
 	t.Helper()
-	proc, err := os.ReadFile("../bonding/testdata/proc/" + fixture)
+	proc, err := os.ReadFile("../../bonding/testdata/proc/" + fixture)
 	if err != nil {
 		t.Fatalf("fixture: %v", err)
 	}
@@ -526,25 +527,25 @@ func lacpTree(t testing.TB, fixture string) fstest.MapFS {
 
 func proc_(b []byte) *fstest.MapFile { return &fstest.MapFile{Data: b} }
 
-// fakeLive is a LiveSource without sockets, reading s.msgs and fsys.
-func fakeLive(fsys fstest.MapFS, now *time.Time) *LiveSource {
-	return &LiveSource{fsys: fsys, capNetAdmin: true, now: func() time.Time { return *now },
+// fakeLive is a Source without sockets, reading s.msgs and fsys.
+func fakeLive(fsys fstest.MapFS, now *time.Time) *Source {
+	return &Source{fsys: fsys, capNetAdmin: true, now: func() time.Time { return *now },
 		refresh: liveConfigRefresh, cache: make(map[string]*liveBond), changes: make(chan struct{}, 1)}
 }
 
 // dumped takes msgs as a dump of theirs would: those of bonds and their
 // slaves are kept, matched with their memos.
-func (s *LiveSource) dumped(msgs ...[]byte) {
+func (s *Source) dumped(msgs ...[]byte) {
 	s.msgs, s.arena, s.msgMemos = s.msgs[:0], s.arena[:0], s.msgMemos[:0]
 	for _, msg := range msgs {
 		s.take(msg, isBondLink)
 	}
 }
 
-func buildOnce(t *testing.T, s *LiveSource, msgs ...[]byte) Reading {
+func buildOnce(t *testing.T, s *Source, msgs ...[]byte) collector.Reading {
 	t.Helper()
 	s.dumped(msgs...)
-	var r Reading
+	var r collector.Reading
 	if err := s.build(&r, s.gen.Load(), s.now()); err != nil {
 		t.Fatal(err)
 	}
@@ -670,7 +671,7 @@ func TestLiveBuildCache(t *testing.T) {
 	tree["sys/class/net/bond0/bonding/ad_actor_key"] = proc_([]byte("\n"))
 	s.changed()
 	s.dumped(old)
-	var r Reading
+	var r collector.Reading
 	if err := s.build(&r, s.gen.Load(), s.now()); err != nil {
 		t.Fatal(err)
 	}
@@ -728,14 +729,14 @@ func mustJSON(v any) string {
 // every link, the scan that skips non-bond links, and (here, without the
 // bonding driver) the ErrNoBonding check.
 func BenchmarkLiveRead(b *testing.B) {
-	s, err := NewLiveSource()
+	s, err := New()
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer s.Close()
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := s.Read(); err != nil && !errors.Is(err, ErrNoBonding) {
+		if _, err := s.Read(); err != nil && !errors.Is(err, collector.ErrNoBonding) {
 			b.Fatal(err)
 		}
 	}
@@ -754,7 +755,7 @@ func BenchmarkLiveBuild(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		s.dumped(msgs...)
-		var r Reading
+		var r collector.Reading
 		if err := s.build(&r, 0, s.now()); err != nil {
 			b.Fatal(err)
 		}
@@ -767,7 +768,7 @@ func BenchmarkLiveBuild(b *testing.B) {
 func BenchmarkEthtoolLinkMode(b *testing.B) {
 	inNewNetns(b)
 	v0, _ := addVeth(b, "veth0", "veth1", 1500)
-	s, err := NewLiveSource()
+	s, err := New()
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package collector
+package live
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/bonding/module"
+	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/model"
 	"github.com/mdlayher/genetlink"
 	"github.com/mdlayher/netlink"
@@ -77,11 +78,11 @@ func (p *physConn) get(cmd uint8, body []byte) ([]byte, error) {
 	return msgs[0].Data, nil
 }
 
-var _ PhysicalReader = (*LiveSource)(nil)
+var _ collector.PhysicalReader = (*Source)(nil)
 
-// Physical implements PhysicalReader: three requests, plus one per
+// Physical implements collector.PhysicalReader: three requests, plus one per
 // module EEPROM page (two to five) where the driver has a module.
-func (s *LiveSource) Physical(slave string) (*model.Physical, bool) {
+func (s *Source) Physical(slave string) (*model.Physical, bool) {
 	return s.phys.read(slave)
 }
 

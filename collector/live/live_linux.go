@@ -1,4 +1,4 @@
-package collector
+package live
 
 import (
 	"bytes"
@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/bondtop/bondtop/bonding"
+	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/collector/internal/hostfiles"
 	"github.com/bondtop/bondtop/collector/internal/recycle"
 	"github.com/bondtop/bondtop/collector/neighbors"
@@ -45,7 +46,7 @@ var netlinkTimeout = unix.Timeval{Sec: 5}
 // errLiveClosed is returned by Read after Close.
 var errLiveClosed = errors.New("live source is closed")
 
-// LiveSource reads the bonds of the running kernel. Each Read takes one
+// Source reads the bonds of the running kernel. Each Read takes one
 // RTM_GETLINK dump on a persistent rtnetlink socket (bond and slave
 // attributes, 64-bit counters) and, for 802.3ad bonds, /proc/net/bonding
 // (partner details, churn: no notification announces them). What costs a
@@ -59,7 +60,7 @@ var errLiveClosed = errors.New("live source is closed")
 // Merge order, most trusted first: netlink (and ethtool), procfs, sysfs.
 // Netlink also decides which slaves exist: a cached file cannot bring back
 // a released slave or an active slave the kernel no longer has.
-type LiveSource struct {
+type Source struct {
 	fsys        fs.FS // "/": procfs and sysfs
 	rtnl        *rtnlConn
 	eth         *ethtool.Client // nil when the kernel lacks the ethtool family
@@ -89,7 +90,7 @@ type LiveSource struct {
 	msgMemos   []*linkMemo
 	watchedIdx []int
 	// memo holds each bond's and slave's last message, decoded, by
-	// ifindex (live_memo_linux.go); decodes counts the decodes.
+	// ifindex (memo_linux.go); decodes counts the decodes.
 	memo    map[int32]*linkMemo
 	decodes uint64
 	// Scratch of one build, reused: the decoded bonds and slaves, one
@@ -166,19 +167,19 @@ type dumpedSlave struct {
 }
 
 var (
-	_ Source   = (*LiveSource)(nil)
-	_ Notifier = (*LiveSource)(nil)
+	_ collector.Source   = (*Source)(nil)
+	_ collector.Notifier = (*Source)(nil)
 )
 
-// NewLiveSource opens the netlink handles (rtnetlink, ethtool genetlink)
+// New opens the netlink handles (rtnetlink, ethtool genetlink)
 // of the calling thread's network namespace and subscribes to link
 // notifications. Close releases them.
-func NewLiveSource() (*LiveSource, error) {
+func New() (*Source, error) {
 	rtnl, err := openRtnl()
 	if err != nil {
 		return nil, fmt.Errorf("open rtnetlink socket: %w", err)
 	}
-	s := &LiveSource{
+	s := &Source{
 		fsys:        os.DirFS("/"),
 		rtnl:        rtnl,
 		capNetAdmin: hasCapNetAdmin(),
@@ -211,14 +212,14 @@ func NewLiveSource() (*LiveSource, error) {
 	return s, nil
 }
 
-// Changes implements Notifier: a value arrives, without blocking the
+// Changes implements collector.Notifier: a value arrives, without blocking the
 // notification reader, when the kernel announced a change of a bond or of
 // one of its slaves (carrier, failover, enslave, release, options).
-func (s *LiveSource) Changes() <-chan struct{} { return s.changes }
+func (s *Source) Changes() <-chan struct{} { return s.changes }
 
-// Recycle implements Recycler: it takes back a reading's arrays for
+// Recycle implements collector.Recycler: it takes back a reading's arrays for
 // the next Read, so a Sampler's steady tick allocates no reading.
-func (s *LiveSource) Recycle(bonds []bonding.Bond) {
+func (s *Source) Recycle(bonds []bonding.Bond) {
 	s.mu.Lock()
 	s.arrays.Put(bonds)
 	s.mu.Unlock()
@@ -226,7 +227,7 @@ func (s *LiveSource) Recycle(bonds []bonding.Bond) {
 
 // Close stops the notification goroutine and closes the sockets. It waits
 // for a Read in progress.
-func (s *LiveSource) Close() error {
+func (s *Source) Close() error {
 	s.close.Do(func() {
 		close(s.done)
 		s.wg.Wait()
@@ -240,8 +241,8 @@ func (s *LiveSource) Close() error {
 	return nil
 }
 
-// release closes what NewLiveSource opened.
-func (s *LiveSource) release() {
+// release closes what New opened.
+func (s *Source) release() {
 	s.rtnl.close()
 	if s.eth != nil {
 		_ = s.eth.Close()
@@ -255,9 +256,9 @@ func (s *LiveSource) release() {
 	}
 }
 
-// Read implements Source: the kernel's bonds, and Open vSwitch's when
+// Read implements collector.Source: the kernel's bonds, and Open vSwitch's when
 // ReadOVS asked for them.
-func (s *LiveSource) Read() (Reading, error) {
+func (s *Source) Read() (collector.Reading, error) {
 	r, err := s.readKernel()
 	if s.ovs != nil {
 		return s.ovs.add(r, err)
@@ -266,22 +267,22 @@ func (s *LiveSource) Read() (Reading, error) {
 }
 
 // readKernel reads the bonding driver's bonds.
-func (s *LiveSource) readKernel() (Reading, error) {
+func (s *Source) readKernel() (collector.Reading, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return Reading{}, errLiveClosed
+		return collector.Reading{}, errLiveClosed
 	}
 	// Taken before the dump: a notification during this Read makes the
 	// next one refresh again.
 	gen := s.gen.Load()
-	var r Reading
+	var r collector.Reading
 	if err := s.dumpLinks(&r, isBondLink); err != nil {
-		return Reading{}, err
+		return collector.Reading{}, err
 	}
 	dumped := s.now() // the dump holds every link's counters
 	if err := s.build(&r, gen, dumped); err != nil {
-		return Reading{}, err
+		return collector.Reading{}, err
 	}
 	r.CountersAge = s.now().Sub(dumped)
 	return r, nil
@@ -293,7 +294,7 @@ func isBondLink(scan bonding.LinkScan) bool { return scan.Bond || scan.Slave }
 // dumpLinks takes one RTM_GETLINK dump into s.msgs, keeping (copied into
 // s.arena) the messages keep accepts. Other links are only scanned, never
 // decoded: a container host may have hundreds.
-func (s *LiveSource) dumpLinks(r *Reading, keep func(bonding.LinkScan) bool) error {
+func (s *Source) dumpLinks(r *collector.Reading, keep func(bonding.LinkScan) bool) error {
 	for attempt := 1; ; attempt++ {
 		s.msgs, s.arena, s.msgMemos = s.msgs[:0], s.arena[:0], s.msgMemos[:0]
 		// No IFLA_EXT_MASK: without RTEXT_FILTER_VF the kernel leaves
@@ -315,7 +316,7 @@ func (s *LiveSource) dumpLinks(r *Reading, keep func(bonding.LinkScan) bool) err
 // bond's or slave's message like its last but for the counters goes to
 // its memo, straight from the receive buffer, neither scanned nor copied
 // aside; another is copied into s.arena, for decode.
-func (s *LiveSource) take(msg []byte, keep func(bonding.LinkScan) bool) {
+func (s *Source) take(msg []byte, keep func(bonding.LinkScan) bool) {
 	if m := s.memoFor(msg); m != nil && keep(m.scan) {
 		s.msgs, s.msgMemos = append(s.msgs, m.msg), append(s.msgMemos, m)
 		return
@@ -331,7 +332,7 @@ var anyIfInfomsg [unix.SizeofIfInfomsg]byte
 // keepMsg copies msg, which lives in the receive buffer, into s.arena.
 // An arena that grows leaves the messages copied before in its old
 // array, where they stay valid.
-func (s *LiveSource) keepMsg(msg []byte) []byte {
+func (s *Source) keepMsg(msg []byte) []byte {
 	start := len(s.arena)
 	s.arena = append(s.arena, msg...)
 	return s.arena[start:len(s.arena):len(s.arena)]
@@ -340,7 +341,7 @@ func (s *LiveSource) keepMsg(msg []byte) []byte {
 // build turns the dumped messages into the Reading: the netlink view of
 // each bond, merged with procfs and sysfs. now is the dump's time, which
 // the refresh timers count from (one clock read less a tick).
-func (s *LiveSource) build(r *Reading, gen uint64, now time.Time) error {
+func (s *Source) build(r *collector.Reading, gen uint64, now time.Time) error {
 	bonds, slaves := s.decode(r)
 	r.Unprivileged = !s.capNetAdmin
 	if s.ethWarning != "" {
@@ -350,7 +351,7 @@ func (s *LiveSource) build(r *Reading, gen uint64, now time.Time) error {
 		s.dropBonds(func(string) bool { return true })
 		s.setWatched(nil)
 		if !s.driverLoaded() {
-			return ErrNoBonding
+			return collector.ErrNoBonding
 		}
 		return nil
 	}
@@ -373,7 +374,7 @@ func (s *LiveSource) build(r *Reading, gen uint64, now time.Time) error {
 
 // decode decodes the kept messages: the bonds (sorted by name) and the
 // links enslaved to a bond (in ifindex order).
-func (s *LiveSource) decode(r *Reading) ([]dumpedBond, []dumpedSlave) {
+func (s *Source) decode(r *collector.Reading) ([]dumpedBond, []dumpedSlave) {
 	bonds, slaves := s.bondsBuf[:0], s.slavesBuf[:0]
 	defer func() { s.bondsBuf, s.slavesBuf = bonds, slaves }()
 	if s.memo == nil {
@@ -497,7 +498,7 @@ func (sl *dumpedSlave) slave(sa *bonding.SlaveAttrs) bonding.Slave {
 
 // readBond builds one bond: netlink from this dump, then procfs, then
 // sysfs, each only filling what the ones before lacked.
-func (s *LiveSource) readBond(r *Reading, db *dumpedBond, all []dumpedSlave, gen uint64, now time.Time) bonding.Bond {
+func (s *Source) readBond(r *collector.Reading, db *dumpedBond, all []dumpedSlave, gen uint64, now time.Time) bonding.Bond {
 	link := db.link
 	name := link.Name
 	mine := s.mineBuf[:0]
@@ -587,7 +588,7 @@ func (s *LiveSource) readBond(r *Reading, db *dumpedBond, all []dumpedSlave, gen
 // merge builds the bond from the dump's link (netlink), and fills in
 // what it lacks from procfs, then sysfs; the bond is kept as c.merged,
 // for the next ticks whose inputs are the same.
-func (s *LiveSource) merge(c *liveBond, db *dumpedBond, attrs *bonding.BondAttrs, mine []dumpedSlave, procFresh bool, noAggregator []string) bonding.Bond {
+func (s *Source) merge(c *liveBond, db *dumpedBond, attrs *bonding.BondAttrs, mine []dumpedSlave, procFresh bool, noAggregator []string) bonding.Bond {
 	b := db.bond(attrs, mine)
 	b.Slaves = make([]bonding.Slave, 0, len(mine))
 	for _, sl := range mine {
@@ -617,7 +618,7 @@ func (s *LiveSource) merge(c *liveBond, db *dumpedBond, attrs *bonding.BondAttrs
 
 // dropBonds forgets the cached bonds that gone says are gone, closing
 // their files.
-func (s *LiveSource) dropBonds(gone func(name string) bool) {
+func (s *Source) dropBonds(gone func(name string) bool) {
 	for name, c := range s.cache {
 		if gone(name) {
 			c.procRead.close()
@@ -627,7 +628,7 @@ func (s *LiveSource) dropBonds(gone func(name string) bool) {
 }
 
 // refreshConfig re-reads everything the cache holds for one bond.
-func (s *LiveSource) refreshConfig(c *liveBond, name string, slaves []dumpedSlave, gen uint64, now time.Time) {
+func (s *Source) refreshConfig(c *liveBond, name string, slaves []dumpedSlave, gen uint64, now time.Time) {
 	c.gen, c.readAt, c.checkedAt = gen, now, now
 	c.sysfs = bonding.ReadSysfs(s.fsys, name)
 	c.sysfsGen++
@@ -639,7 +640,7 @@ func (s *LiveSource) refreshConfig(c *liveBond, name string, slaves []dumpedSlav
 // those whose link (operstate, up, carrier) changed since their last
 // query. One LINKMODES_GET costs about 120 µs on a veth here and can take
 // milliseconds where the driver asks the NIC firmware: never every Read.
-func (s *LiveSource) readEthtool(c *liveBond, slaves []dumpedSlave, all bool) {
+func (s *Source) readEthtool(c *liveBond, slaves []dumpedSlave, all bool) {
 	if s.eth == nil {
 		c.speeds = c.speeds[:0]
 		return
@@ -678,7 +679,7 @@ func linkKey(a *netlink.LinkAttrs) uint64 {
 
 // readProc reads /proc/net/bonding/<name> into the cache, and parses it
 // when it says something else than last time.
-func (s *LiveSource) readProc(c *liveBond, name string) {
+func (s *Source) readProc(c *liveBond, name string) {
 	if c.procFile == "" {
 		c.procFile = path.Join(bonding.ProcNetBonding, name)
 	}
@@ -902,7 +903,7 @@ func trustNetlink(nb *bonding.Bond, src *bonding.Bond, attrs *bonding.BondAttrs,
 }
 
 // driverLoaded reports whether the bonding driver is there at all.
-func (s *LiveSource) driverLoaded() bool {
+func (s *Source) driverLoaded() bool {
 	for _, p := range []string{path.Join(bonding.SysClassNet, "bonding_masters"), bonding.ProcNetBonding} {
 		if _, err := fs.Stat(s.fsys, p); err == nil || !errors.Is(err, fs.ErrNotExist) {
 			return true
@@ -914,7 +915,7 @@ func (s *LiveSource) driverLoaded() bool {
 // setWatched records the ifindexes (of bonds and slaves) whose
 // notifications matter. The set is replaced only when it changes, so a
 // steady Read allocates nothing for it.
-func (s *LiveSource) setWatched(idx []int) {
+func (s *Source) setWatched(idx []int) {
 	if slices.Equal(idx, s.watchedIdx) && s.watched.Load() != nil {
 		return
 	}
@@ -930,7 +931,7 @@ func (s *LiveSource) setWatched(idx []int) {
 // returns: it concerns a bond, a bond's slave, or a link that was one at
 // the last Read (a release, a deletion). Other links (container veths
 // coming and going) must not force sysfs re-reads.
-func (s *LiveSource) relevant(u netlink.LinkUpdate) bool {
+func (s *Source) relevant(u netlink.LinkUpdate) bool {
 	if u.Link == nil {
 		return true
 	}
@@ -953,7 +954,7 @@ func (s *LiveSource) relevant(u netlink.LinkUpdate) bool {
 }
 
 // changed marks every cached bond stale and wakes the sampler.
-func (s *LiveSource) changed() {
+func (s *Source) changed() {
 	s.gen.Add(1)
 	select {
 	case s.changes <- struct{}{}:
@@ -963,9 +964,9 @@ func (s *LiveSource) changed() {
 
 // subscribe opens an RTNLGRP_LINK subscription. The returned done channel
 // ends it. When other is set (a resubscription from the watch goroutine,
-// whose thread may sit in another namespace than NewLiveSource's caller),
+// whose thread may sit in another namespace than New's caller),
 // the socket is opened in the watched namespace.
-func (s *LiveSource) subscribe(other bool) (chan netlink.LinkUpdate, chan struct{}, error) {
+func (s *Source) subscribe(other bool) (chan netlink.LinkUpdate, chan struct{}, error) {
 	ch := make(chan netlink.LinkUpdate, 64)
 	done := make(chan struct{})
 	opts := netlink.LinkSubscribeOptions{}
@@ -994,7 +995,7 @@ func inNetns(ns netns.NsHandle) bool {
 // watch turns link notifications into Changes until Close. The library's
 // reader goroutine ends by closing ch; watch always drains ch to that point
 // so the reader never blocks on a send and nothing outlives Close.
-func (s *LiveSource) watch(ch chan netlink.LinkUpdate, subDone chan struct{}) {
+func (s *Source) watch(ch chan netlink.LinkUpdate, subDone chan struct{}) {
 	defer s.wg.Done()
 	for {
 		select {
@@ -1024,7 +1025,7 @@ func (s *LiveSource) watch(ch chan netlink.LinkUpdate, subDone chan struct{}) {
 
 // resubscribe retries the subscription with a growing pause until it
 // works or the source is closed (then it returns nil channels).
-func (s *LiveSource) resubscribe() (chan netlink.LinkUpdate, chan struct{}) {
+func (s *Source) resubscribe() (chan netlink.LinkUpdate, chan struct{}) {
 	pause := 100 * time.Millisecond
 	for {
 		select {

@@ -1,4 +1,4 @@
-package collector
+package live
 
 import (
 	"encoding/binary"

@@ -1,4 +1,4 @@
-package collector
+package live
 
 import (
 	"strings"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/bonding"
+	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/ovs/ovslab"
 )
 
@@ -15,13 +16,13 @@ import (
 func TestOVSRealSampler(t *testing.T) {
 	o := ovslab.Start(t)
 	o.EnterNS(t) // netlink must see the members
-	live, err := NewLiveSource()
+	live, err := New()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer live.Close()
 	live.ReadOVS(o.RunDir)
-	s := NewSampler(live, Options{})
+	s := collector.NewSampler(live, collector.Options{})
 	began := time.Now()
 	snap, err := s.Sample()
 	took := time.Since(began)
@@ -130,7 +131,7 @@ func TestOVSRealSampler(t *testing.T) {
 	abActive := str(snap.Bond("ab-c").ActiveSlave)
 	o.IP("link", "set", "a1", "down")
 	o.IP("link", "set", abActive, "down")
-	time.Sleep(DefaultInterval)
+	time.Sleep(collector.DefaultInterval)
 	snap, err = s.Sample()
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package collector
+package live
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/bonding"
+	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/model"
 	"github.com/bondtop/bondtop/ovs"
 )
@@ -53,8 +54,8 @@ func (o *ovsBonds) close() { o.client.Close() }
 // from a busy ovs-vswitchd, up to ovsReadTimeout: the kernel's counters
 // age by that wait (r.CountersAge), and each OVS bond's counters carry
 // their own age, from when its members were read.
-func (o *ovsBonds) add(r Reading, kernelErr error) (Reading, error) {
-	if kernelErr != nil && !errors.Is(kernelErr, ErrNoBonding) {
+func (o *ovsBonds) add(r collector.Reading, kernelErr error) (collector.Reading, error) {
+	if kernelErr != nil && !errors.Is(kernelErr, collector.ErrNoBonding) {
 		return r, kernelErr
 	}
 	started := o.now()

@@ -1,6 +1,6 @@
 //go:build linux
 
-package collector
+package live
 
 import (
 	"io"
@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/bondtop/bondtop/bonding"
+	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/model"
 )
 
@@ -157,7 +158,7 @@ func syntheticBond(name, mode, policy string, slaves ...string) bonding.Bond {
 }
 
 // TestLiveFlowsVeth opens real TCP and UDP sockets, IPv4 and IPv6, direct,
-// through a VLAN and through a gateway, reads them back with LiveFlows and
+// through a VLAN and through a gateway, reads them back with Flows and
 // checks each flow's path, byte counts and predicted slave against the
 // hash computed here from what the test knows.
 func TestLiveFlowsVeth(t *testing.T) {
@@ -234,12 +235,12 @@ func TestLiveFlowsVeth(t *testing.T) {
 	}
 	defer lc.Close()
 
-	lf, err := NewLiveFlows()
+	lf, err := NewFlows()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer lf.Close()
-	var fr FlowReading
+	var fr collector.FlowReading
 	deadline := time.Now().Add(3 * time.Second)
 	for {
 		fr, err = lf.ReadFlows()
@@ -259,7 +260,7 @@ func TestLiveFlowsVeth(t *testing.T) {
 	}
 
 	bond := syntheticBond("vbond0", bonding.ModeXOR, "layer2+3", "eth0", "eth1", "eth2")
-	tab := buildFlowTable(&bond, fr.Kernel, time.Now(), 0, fr.Sockets, make([]socketRate, len(fr.Sockets)))
+	tab := collector.BuildFlowTable(&bond, fr.Kernel, time.Now(), 0, fr.Sockets)
 	pred, err := bonding.NewPredictor(&bond, fr.Kernel)
 	if err != nil {
 		t.Fatal(err)
@@ -359,7 +360,7 @@ func BenchmarkLiveFlowsRead10k(b *testing.B) {
 		}
 		conns = append(conns, c)
 	}
-	lf, err := NewLiveFlows()
+	lf, err := NewFlows()
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -370,7 +371,7 @@ func BenchmarkLiveFlowsRead10k(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		return buildFlowTable(&bond, fr.Kernel, time.Now(), 3, fr.Sockets, make([]socketRate, len(fr.Sockets)))
+		return collector.BuildFlowTable(&bond, fr.Kernel, time.Now(), 3, fr.Sockets)
 	}
 	start := time.Now()
 	tab := refresh()

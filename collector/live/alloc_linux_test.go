@@ -1,4 +1,4 @@
-package collector
+package live
 
 import (
 	"encoding/binary"
@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/bondtop/bondtop/bonding"
+	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/collector/flowmeter"
 	"github.com/bondtop/bondtop/collector/internal/collectortest"
 	"github.com/bondtop/bondtop/collector/neighbors"
@@ -28,7 +29,7 @@ import (
 // judge on a real bond; this keeps the host's tests honest about what the
 // Sampler and the source's build allocate.
 type builtLive struct {
-	*LiveSource
+	*Source
 	clock *time.Time
 	msgs  [][]byte
 	stats []int // offsets of each message's IFLA_STATS64 payload
@@ -44,7 +45,7 @@ func newBuiltLive(tb testing.TB) *builtLive {
 	tree := lacpTree(tb, "synthetic-8023ad-6.8-4slaves-root.txt")
 	tree["sys/class/net/bond0/bonding/slaves"] = proc_([]byte("e1 e2 e3 e4\n"))
 	b := &builtLive{clock: &now}
-	b.LiveSource = fakeLive(tree, b.clock)
+	b.Source = fakeLive(tree, b.clock)
 	// On disk, as procfs and sysfs are: the procfs file is kept open and
 	// read with pread, as on a host (an fstest.MapFS file is opened anew
 	// on each read).
@@ -85,8 +86,8 @@ func newBuiltLive(tb testing.TB) *builtLive {
 	return b
 }
 
-// Read implements Source: the counters move, then the build.
-func (b *builtLive) Read() (Reading, error) {
+// Read implements collector.Source: the counters move, then the build.
+func (b *builtLive) Read() (collector.Reading, error) {
 	b.n++
 	for i, off := range b.stats {
 		// rx_bytes and tx_bytes, the third and fourth counters.
@@ -96,7 +97,7 @@ func (b *builtLive) Read() (Reading, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.dumped(b.msgs...)
-	var r Reading
+	var r collector.Reading
 	err := b.build(&r, b.gen.Load(), b.now())
 	return r, err
 }
@@ -141,7 +142,7 @@ func (b *builtLive) Physical(string) (*model.Physical, bool) { return nil, false
 type liveTicker struct {
 	tb   testing.TB
 	src  *builtLive
-	s    *Sampler
+	s    *collector.Sampler
 	last *model.Snapshot // handed back at the next tick
 }
 
@@ -150,25 +151,25 @@ func newLiveTicker(tb testing.TB, heard bool) *liveTicker {
 }
 
 // newLiveTickerWith is newLiveTicker with options of the test's (set).
-func newLiveTickerWith(tb testing.TB, heard bool, set func(*Options)) *liveTicker {
+func newLiveTickerWith(tb testing.TB, heard bool, set func(*collector.Options)) *liveTicker {
 	src := newBuiltLive(tb)
 	src.heard = heard
 	lt := &liveTicker{tb: tb, src: src}
-	opts := Options{Interval: MinInterval, History: NoHistory, Clock: func() time.Time { return *src.clock }, Recycle: true}
+	opts := collector.Options{Interval: collector.MinInterval, History: collector.NoHistory, Clock: func() time.Time { return *src.clock }, Recycle: true}
 	if set != nil {
 		set(&opts)
 	}
-	lt.s = NewSampler(src, opts)
+	lt.s = collector.NewSampler(src, opts)
 	// Past the first configuration refresh after the one at start (every
 	// liveConfigRefresh): the ticks after it have 9.9 s without one.
-	for range int(liveConfigRefresh/MinInterval) + 1 {
+	for range int(liveConfigRefresh/collector.MinInterval) + 1 {
 		lt.tick()
 	}
 	return lt
 }
 
 func (lt *liveTicker) tick() *model.Snapshot {
-	*lt.src.clock = lt.src.clock.Add(MinInterval)
+	*lt.src.clock = lt.src.clock.Add(collector.MinInterval)
 	lt.s.Release(lt.last)
 	snap, err := lt.s.Sample()
 	if err != nil {
@@ -252,13 +253,13 @@ func (m *slaveMeter) Read() (flowmeter.Reading, error) {
 func liveTickerWithFlows(tb testing.TB) *liveTicker {
 	meter := &slaveMeter{}
 	for i, slave := range []string{"e1", "e3"} {
-		f := udpFlow("eth0", flowmeter.Tx, uint16(40000+i), 0)
+		f := collectortest.UDPFlow("eth0", flowmeter.Tx, uint16(40000+i), 0)
 		f.Slave, f.Ifindex = slave, 2+int(slave[1]-'0')
 		meter.flows = append(meter.flows, f)
 	}
-	sockets := manySockets(20)
-	lt := newLiveTickerWith(tb, true, func(o *Options) {
-		o.Flows, o.Meter, o.MeterEvery = &staticFlows{sockets: sockets}, meter, DashboardMeterEvery
+	sockets := collectortest.ManySockets(20)
+	lt := newLiveTickerWith(tb, true, func(o *collector.Options) {
+		o.Flows, o.Meter, o.MeterEvery = &staticFlows{sockets: sockets}, meter, collector.DashboardMeterEvery
 	})
 	sl := lt.tick().Bonds[0]
 	if sl.Flows == nil || sl.Measured == nil || sl.Slaves[0].Predicted == nil {
@@ -285,4 +286,19 @@ func BenchmarkLiveTickWithFlows(b *testing.B) {
 		lt.tick()
 	}
 	collectortest.ReportBudget(b, steady, 0)
+}
+
+// staticFlows is a FlowReader that returns the same sockets, their byte
+// counts advancing.
+type staticFlows struct {
+	sockets []model.Socket
+}
+
+func (s *staticFlows) ReadFlows() (collector.FlowReading, error) {
+	out := make([]model.Socket, len(s.sockets))
+	for i := range s.sockets {
+		s.sockets[i].TxBytes += uint64(1000 * (i%7 + 1))
+		out[i] = s.sockets[i]
+	}
+	return collector.FlowReading{Sockets: out, Kernel: bonding.KernelVersion{Major: 6, Minor: 12}}, nil
 }

@@ -1,4 +1,4 @@
-package collector
+package live
 
 import (
 	"encoding/binary"
@@ -8,18 +8,19 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/bonding"
+	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/collector/neighbors"
 	"github.com/mdlayher/ethtool"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 )
 
-var _ NeighborReader = (*LiveSource)(nil)
+var _ collector.NeighborReader = (*Source)(nil)
 
-// Watch implements NeighborReader: packet sockets on the slaves, opened
-// in the namespace the source watches (the sampler's thread may sit in
+// Watch implements collector.NeighborReader: packet sockets on the slaves,
+// opened in the namespace the source watches (the sampler's thread may sit in
 // another one).
-func (s *LiveSource) Watch(slaves []string) error {
+func (s *Source) Watch(slaves []string) error {
 	if !s.ns.IsOpen() || inNetns(s.ns) {
 		return s.nb.Watch(slaves)
 	}
@@ -39,23 +40,23 @@ func (s *LiveSource) Watch(slaves []string) error {
 	return s.nb.Watch(slaves)
 }
 
-// Neighbor implements NeighborReader.
-func (s *LiveSource) Neighbor(slave string, now time.Time, into *neighbors.Neighbor) bool {
+// Neighbor implements collector.NeighborReader.
+func (s *Source) Neighbor(slave string, now time.Time, into *neighbors.Neighbor) bool {
 	return s.nb.CopyNeighbor(slave, now, into)
 }
 
-// LACPDUAge implements NeighborReader.
-func (s *LiveSource) LACPDUAge(slave string, now time.Time) (time.Duration, bool) {
+// LACPDUAge implements collector.NeighborReader.
+func (s *Source) LACPDUAge(slave string, now time.Time) (time.Duration, bool) {
 	return s.nb.LACPDUAge(slave, now)
 }
 
-var _ PortCounterReader = (*LiveSource)(nil)
+var _ collector.PortCounterReader = (*Source)(nil)
 
-// CarrierCounts implements PortCounterReader from the link dump of the
-// last Read: no request. Each link's counts are decoded once, with the
-// memo of its message (a change of the counts changes the message, which
-// is then decoded anew), so that a steady tick hands out the same counts.
-func (s *LiveSource) CarrierCounts(slaves []string, into map[string]*bonding.CarrierCounts) {
+// CarrierCounts implements collector.PortCounterReader from the link dump of
+// the last Read: no request. Each link's counts are decoded once, with the
+// memo of its message (a change of the counts changes the message, which is
+// then decoded anew), so that a steady tick hands out the same counts.
+func (s *Source) CarrierCounts(slaves []string, into map[string]*bonding.CarrierCounts) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -75,12 +76,12 @@ func (s *LiveSource) CarrierCounts(slaves []string, into map[string]*bonding.Car
 	}
 }
 
-// LACPDUCounters implements PortCounterReader: one RTM_GETSTATS dump of
-// every link's slave statistics, of which only the asked slaves' are
-// read (the kernel answers only for slaves of 802.3ad bonds). A dump
-// costs about what one request for a single slave costs, so a 4-slave
-// bond's counters come at a quarter of the price.
-func (s *LiveSource) LACPDUCounters(slaves []string, into map[string]bonding.LACPDUCounters) {
+// LACPDUCounters implements collector.PortCounterReader: one RTM_GETSTATS
+// dump of every link's slave statistics, of which only the asked slaves' are
+// read (the kernel answers only for slaves of 802.3ad bonds). A dump costs
+// about what one request for a single slave costs, so a 4-slave bond's
+// counters come at a quarter of the price.
+func (s *Source) LACPDUCounters(slaves []string, into map[string]bonding.LACPDUCounters) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -107,7 +108,7 @@ type statsWant struct {
 // lacpduStats puts the LACPDU counters of the wanted slaves into out:
 // from one statistics dump, and for the slaves the dump did not answer
 // for (it failed, or a slave came in the middle of it), one request each.
-func (s *LiveSource) lacpduStats(wanted []statsWant, out map[string]bonding.LACPDUCounters) {
+func (s *Source) lacpduStats(wanted []statsWant, out map[string]bonding.LACPDUCounters) {
 	if len(wanted) == 0 {
 		return
 	}
@@ -147,18 +148,18 @@ func (s *LiveSource) lacpduStats(wanted []statsWant, out map[string]bonding.LACP
 	}
 }
 
-// HeardLACPDU implements NeighborReader.
-func (s *LiveSource) HeardLACPDU(slave string, into *neighbors.LACPDU) bool {
+// HeardLACPDU implements collector.NeighborReader.
+func (s *Source) HeardLACPDU(slave string, into *neighbors.LACPDU) bool {
 	return s.nb.CopyLACPDU(slave, into)
 }
 
-var _ FirmwareLLDPReader = (*LiveSource)(nil)
+var _ collector.FirmwareLLDPReader = (*Source)(nil)
 
-// FirmwareLLDP implements FirmwareLLDPReader from the driver's private
-// flags over ethtool netlink: i40e's "disable-fw-lldp" off, or ice's
-// "fw-lldp-agent" on, means the NIC's firmware runs its own LLDP agent,
-// which consumes the switch's frames before the host sees them.
-func (s *LiveSource) FirmwareLLDP(slave string) (agent, known bool) {
+// FirmwareLLDP implements collector.FirmwareLLDPReader from the driver's
+// private flags over ethtool netlink: i40e's "disable-fw-lldp" off, or ice's
+// "fw-lldp-agent" on, means the NIC's firmware runs its own LLDP agent, which
+// consumes the switch's frames before the host sees them.
+func (s *Source) FirmwareLLDP(slave string) (agent, known bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed || s.eth == nil {
@@ -168,5 +169,5 @@ func (s *LiveSource) FirmwareLLDP(slave string) (agent, known bool) {
 	if err != nil {
 		return false, false
 	}
-	return firmwareLLDPAgent(pf.Flags)
+	return bonding.FirmwareLLDPAgent(pf.Flags)
 }

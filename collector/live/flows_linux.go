@@ -1,6 +1,6 @@
 //go:build linux
 
-package collector
+package live
 
 import (
 	"encoding/binary"
@@ -16,17 +16,18 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/bondtop/bondtop/bonding"
+	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/collector/internal/hostfiles"
 	"github.com/bondtop/bondtop/model"
 )
 
-// LiveFlows reads this host's flows: a sock_diag dump of the connected TCP
+// Flows reads this host's flows: a sock_diag dump of the connected TCP
 // and UDP sockets (IPv4 and IPv6, with tcp_info byte counts), and for each
 // destination the route (RTM_GETROUTE, cached) and the next hop's MAC (one
 // neighbour dump per read). Sockets of other network namespaces
 // (containers, VMs) are not seen: their traffic shows in the slaves'
 // counters but in no flow.
-type LiveFlows struct {
+type Flows struct {
 	mu     sync.Mutex
 	diag   int // NETLINK_SOCK_DIAG socket
 	seq    uint32
@@ -45,7 +46,7 @@ type LiveFlows struct {
 	lastCount int
 }
 
-var _ FlowReader = (*LiveFlows)(nil)
+var _ collector.FlowReader = (*Flows)(nil)
 
 // routeTTL is how long a route lookup is trusted: routes change rarely,
 // and a changed one shows within this time.
@@ -67,9 +68,9 @@ type routeEntry struct {
 	nextHop netip.Addr
 }
 
-// NewLiveFlows opens the sock_diag and rtnetlink sockets in the calling
+// NewFlows opens the sock_diag and rtnetlink sockets in the calling
 // thread's network namespace. Close releases them.
-func NewLiveFlows() (*LiveFlows, error) {
+func NewFlows() (*Flows, error) {
 	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_SOCK_DIAG)
 	if err != nil {
 		return nil, fmt.Errorf("flow table: open sock_diag socket: %w", err)
@@ -85,7 +86,7 @@ func NewLiveFlows() (*LiveFlows, error) {
 		return nil, fmt.Errorf("flow table: open rtnetlink socket: %w", err)
 	}
 	_ = rt.SetSocketTimeout(5 * time.Second)
-	f := &LiveFlows{diag: fd, buf: make([]byte, 64<<10), rt: rt, now: time.Now,
+	f := &Flows{diag: fd, buf: make([]byte, 64<<10), rt: rt, now: time.Now,
 		routes: make(map[routeKey]routeEntry), lookupBudget: defaultLookupBudget}
 	k, _, err := bonding.RunningKernel(os.DirFS("/"))
 	if err != nil {
@@ -97,7 +98,7 @@ func NewLiveFlows() (*LiveFlows, error) {
 }
 
 // Close releases the sockets.
-func (f *LiveFlows) Close() error {
+func (f *Flows) Close() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.diag >= 0 {
@@ -109,7 +110,7 @@ func (f *LiveFlows) Close() error {
 }
 
 // ReadHost reads this host's /proc/sys.
-func (s *LiveSource) ReadHost() model.Host { return hostfiles.ReadHost(s.fsys) }
+func (s *Source) ReadHost() model.Host { return hostfiles.ReadHost(s.fsys) }
 
 // The TCP states worth a flow: connected, or still sending. LISTEN,
 // TIME_WAIT, CLOSE and request minisockets carry no data.
@@ -122,14 +123,14 @@ const udpConnected = 1 << 1
 var tcpStateNames = [...]string{"", "established", "syn-sent", "syn-recv", "fin-wait-1", "fin-wait-2",
 	"time-wait", "close", "close-wait", "last-ack", "listen", "closing", "new-syn-recv"}
 
-// ReadFlows implements FlowReader.
-func (f *LiveFlows) ReadFlows() (FlowReading, error) {
+// ReadFlows implements collector.FlowReader.
+func (f *Flows) ReadFlows() (collector.FlowReading, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.diag < 0 {
-		return FlowReading{}, errors.New("flow table closed")
+		return collector.FlowReading{}, errors.New("flow table closed")
 	}
-	fr := FlowReading{Kernel: f.kernel, Sockets: make([]model.Socket, 0, f.lastCount+f.lastCount/8)}
+	fr := collector.FlowReading{Kernel: f.kernel, Sockets: make([]model.Socket, 0, f.lastCount+f.lastCount/8)}
 	if f.kWarn != "" {
 		fr.Warnings = append(fr.Warnings, f.kWarn)
 	}
@@ -146,13 +147,13 @@ func (f *LiveFlows) ReadFlows() (FlowReading, error) {
 		var err error
 		fr.Sockets, err = f.dump(fr.Sockets, q.family, q.proto, q.states)
 		if err != nil {
-			return FlowReading{}, err
+			return collector.FlowReading{}, err
 		}
 	}
 	f.lastCount = len(fr.Sockets)
 	paths, err := f.newPathFinder()
 	if err != nil {
-		return FlowReading{}, err
+		return collector.FlowReading{}, err
 	}
 	deadline := f.now().Add(f.lookupBudget)
 	unresolved := 0
@@ -169,7 +170,7 @@ func (f *LiveFlows) ReadFlows() (FlowReading, error) {
 	return fr, nil
 }
 
-func (f *LiveFlows) expireRoutes() {
+func (f *Flows) expireRoutes() {
 	now := f.now()
 	if len(f.routes) < 4096 {
 		return
@@ -183,7 +184,7 @@ func (f *LiveFlows) expireRoutes() {
 
 // dump appends the sockets of one family and protocol in the given states
 // (an inet_diag_req_v2 dump asking for INET_DIAG_INFO).
-func (f *LiveFlows) dump(out []model.Socket, family, proto uint8, states uint32) ([]model.Socket, error) {
+func (f *Flows) dump(out []model.Socket, family, proto uint8, states uint32) ([]model.Socket, error) {
 	f.seq++
 	var req [16 + 56]byte
 	ne := binary.NativeEndian
@@ -215,7 +216,7 @@ func (f *LiveFlows) dump(out []model.Socket, family, proto uint8, states uint32)
 
 // parseDump appends the sockets of one receive buffer; done is set at the
 // end of the dump.
-func (f *LiveFlows) parseDump(out []model.Socket, b []byte, proto uint8) (_ []model.Socket, done bool, _ error) {
+func (f *Flows) parseDump(out []model.Socket, b []byte, proto uint8) (_ []model.Socket, done bool, _ error) {
 	ne := binary.NativeEndian
 	for len(b) > 0 {
 		h, msg, rest, err := nextMsg(b)
@@ -323,7 +324,7 @@ type neighKey struct {
 	addr  netip.Addr
 }
 
-func (f *LiveFlows) newPathFinder() (*pathFinder, error) {
+func (f *Flows) newPathFinder() (*pathFinder, error) {
 	p := &pathFinder{links: map[int]linkInfo{}, local: map[netip.Addr]bool{}, neighs: map[neighKey][6]byte{}, budget: true}
 	links, err := f.rt.LinkList()
 	if err != nil {
@@ -375,7 +376,7 @@ func (f *LiveFlows) newPathFinder() (*pathFinder, error) {
 // resolve fills s.Path; false when the route is not known yet (budget
 // spent). Local and loopback destinations get an empty path: they cross
 // no bond.
-func (p *pathFinder) resolve(f *LiveFlows, s *model.Socket, deadline time.Time) bool {
+func (p *pathFinder) resolve(f *Flows, s *model.Socket, deadline time.Time) bool {
 	dst := s.Remote.Addr()
 	var oif uint32
 	if z := dst.Zone(); z != "" {
@@ -410,7 +411,7 @@ func (p *pathFinder) resolve(f *LiveFlows, s *model.Socket, deadline time.Time) 
 
 // lookupRoute asks the kernel how it sends from key.src to key.dst, as
 // `ip route get DST from SRC` does.
-func (f *LiveFlows) lookupRoute(key routeKey, now time.Time) routeEntry {
+func (f *Flows) lookupRoute(key routeKey, now time.Time) routeEntry {
 	e := routeEntry{at: now}
 	opts := &netlink.RouteGetOptions{SrcAddr: net.IP(key.src.AsSlice()), OifIndex: int(key.oif)}
 	routes, err := f.rt.RouteGetWithOptions(net.IP(key.dst.AsSlice()), opts)

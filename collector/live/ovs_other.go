@@ -1,6 +1,6 @@
 //go:build !linux
 
-package collector
+package live
 
 import (
 	"errors"
@@ -16,4 +16,4 @@ func (netlinkMembers) read(string, *int64, *bonding.Slave) error {
 }
 
 // ReadOVS does nothing outside Linux: the live source has nothing to read.
-func (s *LiveSource) ReadOVS(string) {}
+func (s *Source) ReadOVS(string) {}

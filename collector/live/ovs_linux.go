@@ -1,4 +1,4 @@
-package collector
+package live
 
 import (
 	"github.com/vishvananda/netlink"
@@ -35,4 +35,4 @@ func (netlinkMembers) read(name string, ifindex *int64, s *bonding.Slave) error 
 // ReadOVS makes the source read Open vSwitch bonds too, from the sockets
 // under rundir ("" for /var/run/openvswitch, where a host without OVS is
 // not worth a warning). Call it before the first Read.
-func (s *LiveSource) ReadOVS(rundir string) { s.ovs = newOVSBonds(rundir, s.now) }
+func (s *Source) ReadOVS(rundir string) { s.ovs = newOVSBonds(rundir, s.now) }

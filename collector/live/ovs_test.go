@@ -1,4 +1,4 @@
-package collector
+package live
 
 import (
 	"encoding/json"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/bonding"
+	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/collector/internal/collectortest"
 	"github.com/bondtop/bondtop/model"
 	"github.com/bondtop/bondtop/ovs"
@@ -20,7 +21,7 @@ import (
 func fixtureOVS(t *testing.T) *ovs.Host {
 	t.Helper()
 	read := func(name string) string {
-		b, err := os.ReadFile(filepath.Join("..", "ovs", "testdata", name))
+		b, err := os.ReadFile(filepath.Join("..", "..", "ovs", "testdata", name))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -94,7 +95,7 @@ func TestOVSCountersFallBack(t *testing.T) {
 
 func TestOVSBondsWithoutOVS(t *testing.T) {
 	dir := t.TempDir()
-	linux := Reading{Bonds: []bonding.Bond{{Name: "bond0"}}}
+	linux := collector.Reading{Bonds: []bonding.Bond{{Name: "bond0"}}}
 
 	// Asked for (--ovs-rundir) and absent: a warning, the kernel's bonds stay.
 	// A clock a second on at each look: the kernel's counters (read
@@ -112,7 +113,7 @@ func TestOVSBondsWithoutOVS(t *testing.T) {
 	}
 	linux.CountersAge = 0
 	// No bonding driver either: both reasons in the error.
-	if _, err := o.add(Reading{}, ErrNoBonding); !errors.Is(err, ErrNoBonding) || !strings.Contains(err.Error(), "db.sock") {
+	if _, err := o.add(collector.Reading{}, collector.ErrNoBonding); !errors.Is(err, collector.ErrNoBonding) || !strings.Contains(err.Error(), "db.sock") {
 		t.Fatalf("explicit, nothing: %v", err)
 	}
 	// The default directory on a host without OVS: silence.
@@ -120,7 +121,7 @@ func TestOVSBondsWithoutOVS(t *testing.T) {
 	if r, err := o.add(linux, nil); err != nil || len(r.Warnings) != 0 {
 		t.Fatalf("default, absent: %+v, %v", r, err)
 	}
-	if _, err := o.add(Reading{}, ErrNoBonding); err != ErrNoBonding {
+	if _, err := o.add(collector.Reading{}, collector.ErrNoBonding); err != collector.ErrNoBonding {
 		t.Fatalf("default, nothing: %v", err)
 	}
 	// Any other kernel error stands alone.
@@ -128,4 +129,12 @@ func TestOVSBondsWithoutOVS(t *testing.T) {
 	if _, err := o.add(linux, boom); err != boom {
 		t.Fatalf("kernel error: %v", err)
 	}
+}
+
+// str is *p, or "" for nil.
+func str(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
 }
