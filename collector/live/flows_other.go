@@ -1,24 +1,26 @@
 //go:build !linux
 
-package collector
+package live
 
 import (
 	"errors"
 	"runtime"
+
+	"github.com/bondtop/bondtop/collector"
 )
 
-// LiveFlows reads this host's flows; sock_diag is Linux's.
-type LiveFlows struct{}
+// Flows reads this host's flows; sock_diag is Linux's.
+type Flows struct{}
 
-// NewLiveFlows fails outside Linux.
-func NewLiveFlows() (*LiveFlows, error) {
+// NewFlows fails outside Linux.
+func NewFlows() (*Flows, error) {
 	return nil, errors.New("the flow table needs Linux (this is " + runtime.GOOS + ")")
 }
 
-// ReadFlows implements FlowReader; it is never reached outside Linux.
-func (f *LiveFlows) ReadFlows() (FlowReading, error) {
-	return FlowReading{}, errors.New("no flow table")
+// ReadFlows implements collector.FlowReader; it is never reached outside Linux.
+func (f *Flows) ReadFlows() (collector.FlowReading, error) {
+	return collector.FlowReading{}, errors.New("no flow table")
 }
 
 // Close implements io.Closer.
-func (f *LiveFlows) Close() error { return nil }
+func (f *Flows) Close() error { return nil }

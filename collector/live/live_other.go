@@ -1,27 +1,31 @@
 //go:build !linux
 
-package collector
+package live
 
 import (
 	"errors"
 	"runtime"
+
+	"github.com/bondtop/bondtop/collector"
 )
 
-// LiveSource reads the bonds of the running kernel. Bonding is a Linux
-// driver: elsewhere NewLiveSource fails, and --root, replay and demo
+// Source reads the bonds of the running kernel. Bonding is a Linux
+// driver: elsewhere New fails, and --root, replay and demo
 // sources still work.
-type LiveSource struct{}
+type Source struct{}
 
-// NewLiveSource fails outside Linux.
-func NewLiveSource() (*LiveSource, error) {
+// New fails outside Linux.
+func New() (*Source, error) {
 	return nil, errors.New("the live source needs Linux (this is " + runtime.GOOS + "): analyse a copied /proc and /sys with --root DIR")
 }
 
-// Read implements Source; it is never reached outside Linux.
-func (s *LiveSource) Read() (Reading, error) { return Reading{}, ErrNoBonding }
+// Read implements collector.Source; it is never reached outside Linux.
+func (s *Source) Read() (collector.Reading, error) {
+	return collector.Reading{}, collector.ErrNoBonding
+}
 
-// Changes implements Notifier; no change is ever announced.
-func (s *LiveSource) Changes() <-chan struct{} { return nil }
+// Changes implements collector.Notifier; no change is ever announced.
+func (s *Source) Changes() <-chan struct{} { return nil }
 
-// Close implements Source.
-func (s *LiveSource) Close() error { return nil }
+// Close implements collector.Source.
+func (s *Source) Close() error { return nil }
