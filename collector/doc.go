@@ -1,12 +1,21 @@
-// Package collector owns a bond over time: the Sources that read the kernel
-// (live: netlink + procfs + sysfs + ethtool; root: a copy of /proc and /sys
-// under a directory), the Sampler that turns readings into immutable
-// Snapshots with rates (and fills again those handed back to it), the
-// history rings behind the graphs, the events
-// found by comparing one snapshot with the next, the flow table of this
-// host's sockets, and the measured traffic: the flow meter's
-// (collector/flowmeter) cumulative per-flow counters turned into rates,
-// per-slave sums and the check of each flow's slave against the hash.
+// Package collector is the sampling engine: it owns a bond over time.
+// The Sampler turns a Source's readings into immutable Snapshots
+// (package model) with rates from counter deltas, fills again those
+// handed back to it (Options.Recycle), keeps the history rings behind
+// the graphs, finds the events between one reading and the next, and
+// runs the trackers of the optional capabilities: the flow table of this
+// host's sockets, the measured traffic (the flow meter's cumulative
+// per-flow counters, collector/flowmeter, turned into rates, per-slave
+// sums and the check of each flow's slave against the hash), the switch
+// side of each slave (collector/neighbors), the physical layer, the
+// host's settings and configuration.
 //
-// collector never imports a UI package; consumers receive Snapshots.
+// The Source contract, the required interface and every optional
+// capability, is one file: source.go. The sources are packages of their
+// own: collector/live (the running kernel), collector/rootdir (a copy of
+// /proc and /sys under a directory, --root) and collector/demo (a
+// simulated host, --demo).
+//
+// collector never imports a UI package or a source; consumers receive
+// Snapshots.
 package collector

@@ -10,11 +10,11 @@ import (
 	"github.com/bondtop/bondtop/model"
 )
 
-// Finding is collector.Finding: the type lives in collector so snapshots
-// can carry findings without collector importing this package.
+// Finding is model.Finding: the type lives in model so snapshots can
+// carry findings without the model or the engine importing this package.
 type Finding = model.Finding
 
-// The severities, as collector defines them.
+// The severities, as model defines them.
 const (
 	Info     = model.SeverityInfo
 	Warning  = model.SeverityWarning

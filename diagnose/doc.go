@@ -1,4 +1,4 @@
-// Package diagnose owns bondtop's advice: from a window of collector
+// Package diagnose owns bondtop's advice: from a window of model
 // Snapshots (and the flow tables they carry) it finds what keeps a bond
 // from doing its job — traffic piled on one slave, a hash policy that
 // cannot spread the flows there are, too few flows, LACP that did not
@@ -15,5 +15,6 @@
 // table behind the what-if finding (every policy, other slave counts) for
 // the dashboard.
 //
-// Imports: collector and bonding, never ui.
+// Imports: model and bonding, never the sampling engine (collector) or
+// ui.
 package diagnose

@@ -13,7 +13,7 @@ import (
 )
 
 // ovsFixture is an OVS bond from the replies the real OVS gave in
-// ovs.TestRealOVS (ovs/testdata), through the collector's conversion.
+// ovs.TestRealOVS (ovs/testdata), through model.FromOVS.
 func ovsFixture(t *testing.T, bond, bondShow, lacpShow string) model.BondSample {
 	t.Helper()
 	read := func(name string) string {

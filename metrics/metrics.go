@@ -1,7 +1,7 @@
 // Package metrics exposes bondtop's snapshots as Prometheus metrics, so a
 // fleet of hosts is watched by scraping each one's /metrics. It owns the
 // metric names and labels (an interface, like the JSON keys) and turns the
-// latest collector.Snapshot into const metrics of the Prometheus Go client
+// latest model.Snapshot into const metrics of the Prometheus Go client
 // at scrape time, as node_exporter's collectors do, beside the client's
 // own go_* and process_* collectors; promhttp serves them (gzip, the
 // OpenMetrics format when the scraper asks for it).

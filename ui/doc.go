@@ -1,5 +1,5 @@
 // Package ui owns bondtop's interactive dashboard: the screen an admin keeps
-// open during an incident. It turns collector Snapshots into a header, a
+// open during an incident. It turns model Snapshots into a header, a
 // slaves table, braille traffic graphs, an LACP (or failover) panel, an
 // events log and overlays (help, slave details, load, diagnosis), and maps
 // keys to actions.
