@@ -13,8 +13,8 @@
 // The Source contract, the required interface and every optional
 // capability, is one file: source.go. The sources are packages of their
 // own: collector/live (the running kernel), collector/rootdir (a copy of
-// /proc and /sys under a directory, --root) and collector/demo (a
-// simulated host, --demo).
+// /proc and /sys under a directory, --root), collector/demo (a simulated
+// host, --demo) and fleet (the bonds of many hosts, from Prometheus).
 //
 // collector never imports a UI package or a source; consumers receive
 // Snapshots.

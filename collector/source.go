@@ -69,12 +69,12 @@ func bondNamed(bonds []bonding.Bond, name string) *bonding.Bond {
 // capability: the Sampler asks for each with a type assertion when it is
 // made, and a source that lacks one leaves that part of the Snapshot
 // empty (and the dashboard's panel says why). Each source is a package
-// of its own under collector/, which imports this one and nothing else of
-// the engine: the live source (collector/live) implements most (its flows
-// and flow meter come beside it, in Options); the demo (collector/demo)
-// simulates nearly all; a --root tree (collector/rootdir) has what its
-// files hold. docs/architecture.md draws the contract; adding a source
-// starts here.
+// of its own, which imports this one and nothing else of the engine: the
+// live source (collector/live) implements most (its flows and flow meter
+// come beside it, in Options); the demo (collector/demo) simulates nearly
+// all; a --root tree (collector/rootdir) has what its files hold; the
+// fleet view (package fleet) relays what other bondtops measured.
+// docs/architecture.md draws the contract; adding a source starts here.
 //
 //	capability          when a source implements it
 //	Notifier            it hears link changes between ticks (netlink)
