@@ -10,6 +10,7 @@ import (
 	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/internal/cores"
 	"github.com/bondtop/bondtop/model"
+	"github.com/bondtop/bondtop/ui/format"
 	"github.com/bondtop/bondtop/ui/term"
 	"github.com/gdamore/tcell/v2"
 	"github.com/gdamore/tcell/v2/terminfo"
@@ -601,10 +602,10 @@ func (d *dashboard) sideTitle() string {
 		return "bond"
 	case b.Is8023AD():
 		return "LACP"
-	case deref(b.Mode) == "active-backup":
+	case format.Deref(b.Mode) == "active-backup":
 		return "failover"
 	}
-	return deref(b.Mode)
+	return format.Deref(b.Mode)
 }
 
 // panelKey gives a key to the open panel that takes keys of its own;

@@ -7,6 +7,7 @@ import (
 
 	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/internal/units"
+	"github.com/bondtop/bondtop/ui/format"
 	"github.com/gdamore/tcell/v2"
 	"github.com/rivo/tview"
 )
@@ -193,9 +194,9 @@ func (c *trafficChart) Draw(screen tcell.Screen) {
 	// The time axis, relative to the snapshot on screen.
 	span := c.to.Sub(c.from)
 	axisY := y + plotRows
-	drawText(screen, x+yLabelWidth, axisY, plotCols, "-"+duration(span), c.th.dim)
+	drawText(screen, x+yLabelWidth, axisY, plotCols, "-"+format.Duration(span), c.th.dim)
 	if plotCols >= 24 {
-		mid := "-" + duration(span/2)
+		mid := "-" + format.Duration(span/2)
 		drawText(screen, x+yLabelWidth+plotCols/2-len(mid)/2, axisY, len(mid), mid, c.th.dim)
 	}
 	drawText(screen, x+w-3, axisY, 3, "now", c.th.dim)

@@ -9,6 +9,7 @@ import (
 	"github.com/gdamore/tcell/v2"
 
 	"github.com/bondtop/bondtop/model"
+	"github.com/bondtop/bondtop/ui/format"
 )
 
 // The bond list (b, and at start on a host with several bonds): every
@@ -242,7 +243,7 @@ func (d *dashboard) chooserRow(b *model.BondSample) line {
 	th := d.th
 	up := 0
 	for i := range b.Slaves {
-		if deref(b.Slaves[i].MIIStatus) == "up" {
+		if format.Deref(b.Slaves[i].MIIStatus) == "up" {
 			up++
 		}
 	}
@@ -251,10 +252,10 @@ func (d *dashboard) chooserRow(b *model.BondSample) line {
 		upStyle = th.bad
 	}
 	out := line{
-		{padRight(truncate(orDash(b.Mode), 13), 13), th.base},
+		{padRight(truncate(format.OrDash(b.Mode), 13), 13), th.base},
 		{padLeft(fmt.Sprintf("%d/%d", up, len(b.Slaves)), 5), upStyle},
-		{padLeft(shortBits(b.TxBps), 8), th.base},
-		{padLeft(shortBits(b.RxBps), 8), th.base},
+		{padLeft(format.Short(b.TxBps), 8), th.base},
+		{padLeft(format.Short(b.RxBps), 8), th.base},
 		{"  ", th.base},
 	}
 	if len(b.Findings) == 0 {

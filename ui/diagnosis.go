@@ -7,6 +7,7 @@ import (
 
 	"github.com/bondtop/bondtop/diagnose"
 	"github.com/bondtop/bondtop/model"
+	"github.com/bondtop/bondtop/ui/format"
 	"github.com/gdamore/tcell/v2"
 )
 
@@ -125,8 +126,8 @@ func (d *dashboard) whatIfLines(b *model.BondSample, width int) []line {
 		switch {
 		case b.Flows == nil:
 			why = "no flow table (sockets are read on the live host and in --demo; not from --root or --replay)"
-		case !usesHashPolicy(deref(b.Mode)) || b.XmitHashPolicy == nil:
-			why = "mode " + orDash(b.Mode) + " does not place flows by a hash policy"
+		case !usesHashPolicy(format.Deref(b.Mode)) || b.XmitHashPolicy == nil:
+			why = "mode " + format.OrDash(b.Mode) + " does not place flows by a hash policy"
 		case len(b.Flows.Flows) > 0:
 			why = "the hash cannot place these flows (" + orText(b.Flows.Reason, "mode or policy unknown") + ")"
 		}
@@ -157,7 +158,7 @@ func (d *dashboard) whatIfLines(b *model.BondSample, width int) []line {
 		case s.Unpredictable >= 0.999 && s.Reason != "":
 			l = l.add(truncate(s.Reason, max(width-l.width(), 0)), th.dim)
 		case s.Unpredictable > 0:
-			l = l.add(percent(&s.Unpredictable)+" unplaced", th.dim)
+			l = l.add(format.Percent(&s.Unpredictable)+" unplaced", th.dim)
 		}
 		return l
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/internal/units"
 	"github.com/bondtop/bondtop/model"
+	"github.com/bondtop/bondtop/ui/format"
 	"github.com/gdamore/tcell/v2"
 )
 
@@ -216,7 +217,7 @@ func (d *dashboard) renderFlows(width, _ int) []line {
 		if d.flows.slave == s.Name {
 			st = styleOf(st.Reverse(true))
 		}
-		row := line{{padRight(s.Name, nameW+1), st}, {padLeft(strconv.Itoa(sf.Flows), 6) + padLeft(pred, 14) + padLeft(shortBits(s.TxBps), 13), th.base}}
+		row := line{{padRight(s.Name, nameW+1), st}, {padLeft(strconv.Itoa(sf.Flows), 6) + padLeft(pred, 14) + padLeft(format.Short(s.TxBps), 13), th.base}}
 		if rates && s.TxBps != nil && *s.TxBps > 1.2*sf.TxBps+1e6 {
 			row = row.add("  "+units.Short(*s.TxBps-sf.TxBps)+" from elsewhere", th.dim)
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/model"
+	"github.com/bondtop/bondtop/ui/format"
 )
 
 // severity orders findings: bad ones are listed first.
@@ -32,7 +33,7 @@ func findings(b *model.BondSample) []finding {
 	add := func(sev severity, slave, format string, args ...any) {
 		out = append(out, finding{sev, slave, fmt.Sprintf(format, args...)})
 	}
-	if st := deref(b.MIIStatus); st != "" && st != "up" {
+	if st := format.Deref(b.MIIStatus); st != "" && st != "up" {
 		add(sevBad, "", "bond MII status %s", st)
 	}
 	if len(b.Slaves) == 0 {
@@ -45,7 +46,7 @@ func findings(b *model.BondSample) []finding {
 	partner := expectedPartner(b)
 	for i := range b.Slaves {
 		s := &b.Slaves[i]
-		if st := deref(s.MIIStatus); st != "" && st != "up" {
+		if st := format.Deref(s.MIIStatus); st != "" && st != "up" {
 			add(sevBad, s.Name, "%s link %s", s.Name, st)
 		}
 		if s.Interval.Any() {
@@ -63,7 +64,7 @@ func findings(b *model.BondSample) []finding {
 			add(sevBad, s.Name, "%s is in aggregator %d, not the active %d: it carries nothing", s.Name, *s.AggregatorID, *agg)
 		}
 		if s.Partner != nil {
-			mac := deref(s.Partner.SystemMAC)
+			mac := format.Deref(s.Partner.SystemMAC)
 			switch {
 			case mac == zeroMAC:
 				add(sevBad, s.Name, "%s hears no LACP partner (partner MAC all zero): is LACP on at the switch port?", s.Name)
@@ -77,16 +78,16 @@ func findings(b *model.BondSample) []finding {
 		if s.Partner != nil && s.Partner.PortState != nil && !s.Partner.PortState.Healthy() {
 			add(sevBad, s.Name, "%s partner port %s", s.Name, stateProblems(*s.Partner.PortState))
 		}
-		if deref(s.ActorChurnState) == "churned" || deref(s.PartnerChurnState) == "churned" {
-			add(sevBad, s.Name, "%s LACP churned (actor %s, partner %s)", s.Name, orDash(s.ActorChurnState), orDash(s.PartnerChurnState))
+		if format.Deref(s.ActorChurnState) == "churned" || format.Deref(s.PartnerChurnState) == "churned" {
+			add(sevBad, s.Name, "%s LACP churned (actor %s, partner %s)", s.Name, format.OrDash(s.ActorChurnState), format.OrDash(s.PartnerChurnState))
 		}
 	}
-	if deref(b.Mode) == bonding.ModeActiveBackup {
-		active := deref(b.ActiveSlave)
+	if format.Deref(b.Mode) == bonding.ModeActiveBackup {
+		active := format.Deref(b.ActiveSlave)
 		if active == "" && len(b.Slaves) > 0 {
 			add(sevBad, "", "no active slave")
 		}
-		if p := deref(b.Primary); p != "" && active != "" && p != active {
+		if p := format.Deref(b.Primary); p != "" && active != "" && p != active {
 			add(sevWarn, "", "active slave %s is not the primary %s", active, p)
 		}
 	}
@@ -107,7 +108,7 @@ func findings(b *model.BondSample) []finding {
 // aggregator's partner, or else the MAC most slaves hear. "" when unknown.
 func expectedPartner(b *model.BondSample) string {
 	if b.LACP != nil {
-		if mac := deref(b.LACP.PartnerMAC); mac != "" && mac != zeroMAC {
+		if mac := format.Deref(b.LACP.PartnerMAC); mac != "" && mac != zeroMAC {
 			return mac
 		}
 	}
@@ -115,7 +116,7 @@ func expectedPartner(b *model.BondSample) string {
 	best := ""
 	for i := range b.Slaves {
 		if p := b.Slaves[i].Partner; p != nil {
-			mac := deref(p.SystemMAC)
+			mac := format.Deref(p.SystemMAC)
 			if mac == "" || mac == zeroMAC {
 				continue
 			}

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/internal/units"
+	"github.com/bondtop/bondtop/ui/format"
 )
 
 // loadBadge is the header's word on a load test running while its panel
@@ -12,7 +13,7 @@ func (d *dashboard) loadBadge() line {
 	p, th := d.loadp, d.th
 	text := " LOAD starting "
 	if !p.starting {
-		text = " LOAD " + duration(p.elapsed.Round(time.Second))
+		text = " LOAD " + format.Duration(p.elapsed.Round(time.Second))
 		if p.sent.Bytes > 0 {
 			text += " tx " + units.Bits(p.sent.BitsPerSecond)
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/bondtop/bondtop/load"
 	"github.com/bondtop/bondtop/loadrun"
 	"github.com/bondtop/bondtop/model"
+	"github.com/bondtop/bondtop/ui/format"
 	"github.com/gdamore/tcell/v2"
 )
 
@@ -499,7 +500,7 @@ func (d *dashboard) renderLoad(width, height int) []line {
 	if p.confirm {
 		left := ""
 		if p.req.Config.Duration > 0 && p.run != nil {
-			left = fmt.Sprintf(" (%s of %s done)", duration(p.elapsed.Round(time.Second)), duration(p.req.Config.Duration))
+			left = fmt.Sprintf(" (%s of %s done)", format.Duration(p.elapsed.Round(time.Second)), format.Duration(p.req.Config.Duration))
 		}
 		return []line{
 			{{"A test is running" + left + ".", th.warn}},
@@ -584,9 +585,9 @@ func (d *dashboard) renderLoadRun(width, height int) []line {
 	case !p.done:
 		total := "until stopped"
 		if !c.UntilStopped {
-			total = duration(c.Duration)
+			total = format.Duration(c.Duration)
 		}
-		state = line{{"running " + duration(p.elapsed.Round(time.Second)) + " / " + total, th.good}}
+		state = line{{"running " + format.Duration(p.elapsed.Round(time.Second)) + " / " + total, th.good}}
 	case p.runErr != nil:
 		state = line{{"failed", th.bad}}
 	default:

@@ -10,6 +10,7 @@ import (
 	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/internal/units"
 	"github.com/bondtop/bondtop/model"
+	"github.com/bondtop/bondtop/ui/format"
 	"github.com/gdamore/tcell/v2"
 )
 
@@ -70,14 +71,14 @@ func (d *dashboard) renderHeader(width, height int) []line {
 	if m.Snap != nil {
 		clock = line{{m.Snap.Time.Format("15:04:05"), th.base}}
 	}
-	every = line{{"every ", th.dim}, {duration(m.Interval), th.base}}
+	every = line{{"every ", th.dim}, {format.Duration(m.Interval), th.base}}
 	if d.loadp.running() && d.overlayName != overlayLoad {
 		// The panel is hidden: the test goes on, say so.
 		paused = append(paused, d.loadBadge()...)
 	}
 	if m.Snap != nil && m.Snap.Behind > 0 {
 		// Sampling cannot keep the pace asked for: say what it keeps.
-		every = every.add(" BEHIND: every "+duration(m.Snap.Behind), th.bad)
+		every = every.add(" BEHIND: every "+format.Duration(m.Snap.Behind), th.bad)
 	}
 
 	if b == nil {
@@ -89,20 +90,20 @@ func (d *dashboard) renderHeader(width, height int) []line {
 	}
 
 	var mode, hash, mii, lacp, agg, roles, speed line
-	mode = line{{orDash(b.Mode), th.base}}
+	mode = line{{format.OrDash(b.Mode), th.base}}
 	if b.IsOVS() {
 		mode = ovsHeaderMode(&b.Bond, th)
 	}
-	if b.XmitHashPolicy != nil && usesHashPolicy(deref(b.Mode)) {
+	if b.XmitHashPolicy != nil && usesHashPolicy(format.Deref(b.Mode)) {
 		hash = line{{"hash ", th.dim}, {*b.XmitHashPolicy, th.base}}
 	}
 	miiStyle := th.good
-	if deref(b.MIIStatus) != "up" {
+	if format.Deref(b.MIIStatus) != "up" {
 		miiStyle = th.bad
 	}
-	mii = line{{"mii ", th.dim}, {orDash(b.MIIStatus), miiStyle}}
+	mii = line{{"mii ", th.dim}, {format.OrDash(b.MIIStatus), miiStyle}}
 	if l := b.LACP; b.Is8023AD() && l != nil {
-		lacp = line{{"lacp ", th.dim}, {orDash(l.Rate), th.base}}
+		lacp = line{{"lacp ", th.dim}, {format.OrDash(l.Rate), th.base}}
 		if l.ADSelect != nil {
 			lacp = lacp.add(" ad_select ", th.dim).add(*l.ADSelect, th.base)
 		}
@@ -127,7 +128,7 @@ func (d *dashboard) renderHeader(width, height int) []line {
 	if mbps := linkCapacity(b); mbps > 0 {
 		speed = line{{units.Speed(mbps), th.base}}
 	}
-	rates := line{{"rx ", th.dim}, {longBits(b.RxBps), th.strong}, {"  tx ", th.dim}, {longBits(b.TxBps), th.strong}}
+	rates := line{{"rx ", th.dim}, {format.Long(b.RxBps), th.strong}, {"  tx ", th.dim}, {format.Long(b.TxBps), th.strong}}
 	fs := findings(b)
 	warnings := len(fs) + len(m.Snap.Warnings)
 	var warn line
@@ -142,7 +143,7 @@ func (d *dashboard) renderHeader(width, height int) []line {
 
 	if height < 2 {
 		// One line: what moves and whether anything is wrong, in short.
-		short := line{{"rx ", th.dim}, {shortBits(b.RxBps), th.strong}, {" tx ", th.dim}, {shortBits(b.TxBps), th.strong}}
+		short := line{{"rx ", th.dim}, {format.Short(b.RxBps), th.strong}, {" tx ", th.dim}, {format.Short(b.TxBps), th.strong}}
 		if warnings > 0 {
 			warn = line{{"!" + strconv.Itoa(warnings), th.bad}}
 		}
@@ -191,18 +192,18 @@ func usesHashPolicy(mode string) bool {
 // sum. 0 when unknown.
 func linkCapacity(b *model.BondSample) int {
 	speed := func(s *model.SlaveSample) int {
-		if s.SpeedMbps == nil || *s.SpeedMbps < 0 || deref(s.MIIStatus) != "up" {
+		if s.SpeedMbps == nil || *s.SpeedMbps < 0 || format.Deref(s.MIIStatus) != "up" {
 			return 0
 		}
 		return *s.SpeedMbps
 	}
-	mode := deref(b.Mode)
+	mode := format.Deref(b.Mode)
 	total, slowest := 0, 0
 	for i := range b.Slaves {
 		s := &b.Slaves[i]
 		switch {
 		case mode == bonding.ModeActiveBackup:
-			if s.Name == deref(b.ActiveSlave) {
+			if s.Name == format.Deref(b.ActiveSlave) {
 				return speed(s)
 			}
 			continue
@@ -249,8 +250,8 @@ func (d *dashboard) renderFooter(width, _ int) []line {
 	}
 	hints = append(hints,
 		keyHint{"p", pause},
-		keyHint{"+-", duration(m.Interval)},
-		keyHint{"g", duration(m.Window)},
+		keyHint{"+-", format.Duration(m.Interval)},
+		keyHint{"g", format.Duration(m.Window)},
 		keyHint{"s", "sort " + m.Sort.String()},
 		keyHint{"l", "load"},
 		keyHint{"d", "diagnose"},
@@ -335,7 +336,7 @@ func (d *dashboard) lacpLines(b *model.BondSample, width int) []line {
 	if l.Active != nil && !*l.Active {
 		passive = line{{"passive", th.warn}}
 	}
-	out = append(out, pack(width, line{{"we ", th.dim}, {orDash(l.SystemMAC), th.base}}, key, passive, prio))
+	out = append(out, pack(width, line{{"we ", th.dim}, {format.OrDash(l.SystemMAC), th.base}}, key, passive, prio))
 	partner := expectedPartner(b)
 	pl := append(make(line, 0, 4), span{"partner ", th.dim})
 	if partner == "" {
@@ -359,7 +360,7 @@ func (d *dashboard) lacpLines(b *model.BondSample, width int) []line {
 			out = append(out, row.add("no partner details", th.dim))
 			continue
 		}
-		mac := orDash(p.SystemMAC)
+		mac := format.OrDash(p.SystemMAC)
 		macStyle := th.base
 		if mac == zeroMAC || (partner != "" && mac != "-" && mac != partner) {
 			macStyle = th.bad
@@ -369,13 +370,13 @@ func (d *dashboard) lacpLines(b *model.BondSample, width int) []line {
 		if l.PartnerKey != nil && p.Key != nil && *p.Key != *l.PartnerKey {
 			keyStyle = th.bad
 		}
-		row = row.add(" key ", th.dim).add(intOrDash(p.Key), keyStyle)
-		row = row.add(" port ", th.dim).add(intOrDash(p.PortNumber), th.base)
+		row = row.add(" key ", th.dim).add(format.Int(p.Key), keyStyle)
+		row = row.add(" port ", th.dim).add(format.Int(p.PortNumber), th.base)
 		beside := neighborBeside(th, b, s)
 		if width-row.width()-beside.width() >= 11 && p.SystemPriority != nil {
 			row = row.add(" prio ", th.dim).add(strconv.Itoa(*p.SystemPriority), th.base)
 		}
-		churn := deref(s.ActorChurnState) == "churned" || deref(s.PartnerChurnState) == "churned"
+		churn := format.Deref(s.ActorChurnState) == "churned" || format.Deref(s.PartnerChurnState) == "churned"
 		if churn {
 			row = row.add(" churned", th.bad)
 		}
@@ -400,8 +401,8 @@ func (d *dashboard) failoverLines(b *model.BondSample) []line {
 		}
 		return l
 	}
-	out = append(out, kv("active", orDash(b.ActiveSlave), "primary", deref(b.Primary), "reselect", deref(b.PrimaryReselect)))
-	out = append(out, kv("fail_over_mac", deref(b.FailOverMAC), "miimon", msOrEmpty(b.MIIMonMs),
+	out = append(out, kv("active", format.OrDash(b.ActiveSlave), "primary", format.Deref(b.Primary), "reselect", format.Deref(b.PrimaryReselect)))
+	out = append(out, kv("fail_over_mac", format.Deref(b.FailOverMAC), "miimon", msOrEmpty(b.MIIMonMs),
 		"updelay", msOrEmpty(b.UpDelayMs), "downdelay", msOrEmpty(b.DownDelayMs)))
 	if b.ARPIntervalMs != nil && *b.ARPIntervalMs > 0 {
 		out = append(out, kv("arp_interval", msOrEmpty(b.ARPIntervalMs), "targets", strings.Join(b.ARPTargets, ",")))
@@ -409,14 +410,14 @@ func (d *dashboard) failoverLines(b *model.BondSample) []line {
 	for i := range b.Slaves {
 		s := &b.Slaves[i]
 		st := th.base
-		if deref(s.MIIStatus) != "up" {
+		if format.Deref(s.MIIStatus) != "up" {
 			st = th.bad
 		}
-		l := line{{s.Name + " ", th.slave(i)}, {orDash(s.MIIStatus), st}}
+		l := line{{s.Name + " ", th.slave(i)}, {format.OrDash(s.MIIStatus), st}}
 		if s.State != nil {
 			l = l.add(" "+*s.State, th.base)
 		}
-		l = l.add(" failures ", th.dim).add(intOrDash(s.LinkFailureCount), th.base)
+		l = l.add(" failures ", th.dim).add(format.Int(s.LinkFailureCount), th.base)
 		if s.PermHWAddr != nil {
 			l = l.add(" perm ", th.dim).add(*s.PermHWAddr, th.base)
 		}
@@ -488,33 +489,33 @@ func (d *dashboard) renderDetails(_, _ int) []line {
 		out = append(out, nil, line{{text, th.heading}})
 	}
 	kv("slave", s.Name)
-	kv("mii status", orDash(s.MIIStatus))
-	kv("state", orDash(s.State))
-	kv("operstate", orDash(s.OperState))
-	kv("speed / duplex", speedDuplex(&s.Slave))
-	kv("mtu", intOrDash(s.MTU))
-	kv("link failures", intOrDash(s.LinkFailureCount))
-	kv("permanent hw addr", orDash(s.PermHWAddr))
-	kv("queue id", intOrDash(s.QueueID))
+	kv("mii status", format.OrDash(s.MIIStatus))
+	kv("state", format.OrDash(s.State))
+	kv("operstate", format.OrDash(s.OperState))
+	kv("speed / duplex", format.SpeedDuplex(&s.Slave))
+	kv("mtu", format.Int(s.MTU))
+	kv("link failures", format.Int(s.LinkFailureCount))
+	kv("permanent hw addr", format.OrDash(s.PermHWAddr))
+	kv("queue id", format.Int(s.QueueID))
 	head("traffic in the interval")
-	kv("rx", longBits(s.RxBps)+"  "+pps(s.RxPps)+"  share "+percent(s.ShareRx))
-	kv("tx", longBits(s.TxBps)+"  "+pps(s.TxPps)+"  share "+percent(s.ShareTx))
-	errs, _ := errorCounts(s.Interval)
+	kv("rx", format.Long(s.RxBps)+"  "+pps(s.RxPps)+"  share "+format.Percent(s.ShareRx))
+	kv("tx", format.Long(s.TxBps)+"  "+pps(s.TxPps)+"  share "+format.Percent(s.ShareTx))
+	errs, _ := format.Errors(s.Interval)
 	kv("errors/drops/overruns", errs)
 	kv("rx bytes total", u64OrDash(s.RxBytes))
 	kv("tx bytes total", u64OrDash(s.TxBytes))
 	if b != nil && b.Is8023AD() {
 		head("LACP")
-		kv("aggregator id", intOrDash(s.AggregatorID))
-		kv("churn actor / partner", orDash(s.ActorChurnState)+" / "+orDash(s.PartnerChurnState)+
-			"  (counts "+intOrDash(s.ActorChurnedCount)+" / "+intOrDash(s.PartnerChurnedCount)+")")
+		kv("aggregator id", format.Int(s.AggregatorID))
+		kv("churn actor / partner", format.OrDash(s.ActorChurnState)+" / "+format.OrDash(s.PartnerChurnState)+
+			"  (counts "+format.Int(s.ActorChurnedCount)+" / "+format.Int(s.PartnerChurnedCount)+")")
 		port := func(who string, p *bonding.Port) {
 			if p == nil {
 				kv(who, "-")
 				return
 			}
-			kv(who+" system", orDash(p.SystemMAC)+"  prio "+intOrDash(p.SystemPriority))
-			kv(who+" key / port", intOrDash(p.Key)+" / "+intOrDash(p.PortNumber)+"  prio "+intOrDash(p.PortPriority))
+			kv(who+" system", format.OrDash(p.SystemMAC)+"  prio "+format.Int(p.SystemPriority))
+			kv(who+" key / port", format.Int(p.Key)+" / "+format.Int(p.PortNumber)+"  prio "+format.Int(p.PortPriority))
 			state := "-"
 			var flags line
 			if p.PortState != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/bondtop/bondtop/collector/neighbors"
 	"github.com/bondtop/bondtop/model"
+	"github.com/bondtop/bondtop/ui/format"
 )
 
 // The switch's side of each slave: a SWITCH column in the slaves table,
@@ -53,7 +54,7 @@ func neighborTrouble(b *model.BondSample, s *model.SlaveSample) string {
 		if b.Is8023AD() && !n.Aggregation.Enabled {
 			why = append(why, "port not in a LAG")
 		}
-		if deref(b.Mode) == "balance-xor" && n.Aggregation.Enabled {
+		if format.Deref(b.Mode) == "balance-xor" && n.Aggregation.Enabled {
 			why = append(why, "port in a LAG")
 		}
 	}
@@ -107,11 +108,11 @@ func switchDetails(th *theme, b *model.BondSample, s *model.SlaveSample) []line 
 	} else {
 		kv("protocol", n.Protocol+fmt.Sprintf("  ttl %d s, heard %.0f s ago", n.TTLSeconds, n.AgeSeconds))
 		kv("chassis id", n.ChassisID+"  ("+n.ChassisIDSubtype+")")
-		kv("system name", deref(n.SystemName))
-		kv("system description", deref(n.SystemDescription))
-		kv("platform", deref(n.Platform))
+		kv("system name", format.Deref(n.SystemName))
+		kv("system description", format.Deref(n.SystemDescription))
+		kv("platform", format.Deref(n.Platform))
 		kv("port id", n.PortID+"  ("+n.PortIDSubtype+")")
-		kv("port description", deref(n.PortDescription))
+		kv("port description", format.Deref(n.PortDescription))
 		kv("management", strings.Join(n.ManagementAddresses, ", "))
 		if n.PortVLANID != nil {
 			kv("port vlan", strconv.Itoa(*n.PortVLANID))

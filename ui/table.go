@@ -6,6 +6,7 @@ import (
 
 	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/model"
+	"github.com/bondtop/bondtop/ui/format"
 	"github.com/gdamore/tcell/v2"
 	"github.com/rivo/tview"
 )
@@ -92,9 +93,9 @@ func (t *slaveTable) columns(b *model.BondSample) []*column {
 	}
 	rate := func(bps *float64, s *model.SlaveSample, barWidth int) line {
 		if barWidth == 0 {
-			return line{{padLeft(shortBits(bps), 5), th.strong}}
+			return line{{padLeft(format.Short(bps), 5), th.strong}}
 		}
-		l := append(make(line, 0, 3), span{padLeft(shortBits(bps), 5), th.strong})
+		l := append(make(line, 0, 3), span{padLeft(format.Short(bps), 5), th.strong})
 		full := busiest
 		if s.SpeedMbps != nil && *s.SpeedMbps > 0 {
 			full = float64(*s.SpeedMbps) * 1e6
@@ -113,7 +114,7 @@ func (t *slaveTable) columns(b *model.BondSample) []*column {
 		if th.mono {
 			style = th.base
 		}
-		return l.add(" ", th.base).add(bar(frac, barWidth), style)
+		return l.add(" ", th.base).add(format.Bar(frac, barWidth), style)
 	}
 	// A rate column's cell without a bar, and with one (fit).
 	rateColumn := func(title string, priority int, bps func(r SlaveRow) *float64) *column {
@@ -125,15 +126,15 @@ func (t *slaveTable) columns(b *model.BondSample) []*column {
 			return line{{r.Name, th.slave(r.Index)}}
 		}},
 		{title: "LINK", priority: 90, cell: func(r SlaveRow) line {
-			mii := orDash(r.MIIStatus)
+			mii := format.OrDash(r.MIIStatus)
 			st := th.good
 			if mii != "up" {
 				st = th.bad
 			}
-			return line{{mii, st}, {" " + speedDuplex(&r.Slave), th.base}}
+			return line{{mii, st}, {" " + format.SpeedDuplex(&r.Slave), th.base}}
 		}},
 		{title: "ROLE", priority: 50, cell: func(r SlaveRow) line {
-			role := deref(r.State)
+			role := format.Deref(r.State)
 			switch {
 			case role == "":
 				return line{{"-", th.dim}}
@@ -171,17 +172,17 @@ func (t *slaveTable) columns(b *model.BondSample) []*column {
 	cols = append(cols,
 		rateColumn("RX", priorityRx, func(r SlaveRow) *float64 { return r.RxBps }),
 		rateColumn("TX", priorityTx, func(r SlaveRow) *float64 { return r.TxBps }),
-		&column{title: "RX%", right: true, priority: 70, cell: func(r SlaveRow) line { return line{{percent(r.ShareRx), th.base}} }},
-		&column{title: "TX%", right: true, priority: 69, cell: func(r SlaveRow) line { return line{{percent(r.ShareTx), th.base}} }},
+		&column{title: "RX%", right: true, priority: 70, cell: func(r SlaveRow) line { return line{{format.Percent(r.ShareRx), th.base}} }},
+		&column{title: "TX%", right: true, priority: 69, cell: func(r SlaveRow) line { return line{{format.Percent(r.ShareTx), th.base}} }},
 		&column{title: "E/D/O", right: true, priority: 60, cell: func(r SlaveRow) line {
-			text, any := errorCounts(r.Interval)
+			text, any := format.Errors(r.Interval)
 			if any {
 				return line{{text, th.bad}}
 			}
 			return line{{text, th.dim}}
 		}},
 		&column{title: "FAILS", right: true, priority: 40, cell: func(r SlaveRow) line {
-			return line{{intOrDash(r.LinkFailureCount), th.base}}
+			return line{{format.Int(r.LinkFailureCount), th.base}}
 		}},
 	)
 	return cols

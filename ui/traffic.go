@@ -12,6 +12,7 @@ import (
 	"github.com/bondtop/bondtop/collector/flowmeter"
 	"github.com/bondtop/bondtop/internal/units"
 	"github.com/bondtop/bondtop/model"
+	"github.com/bondtop/bondtop/ui/format"
 )
 
 // The flows view over the flow meter's traffic: every flow on the bond's
@@ -177,8 +178,8 @@ func (d *dashboard) renderMeasured(b *model.BondSample, width int) []line {
 		if ms.LostTxBps+ms.LostRxBps > 0 {
 			other = units.Short(ms.LostTxBps + ms.LostRxBps)
 		}
-		out = append(out, line{{padRight(s.Name, nameW+1), st}, {padLeft(strconv.Itoa(ms.TxFlows), 9) + padLeft(units.Short(ms.TxBps), 8) + padLeft(shortBits(s.TxBps), 9) +
-			padLeft(strconv.Itoa(ms.RxFlows), 10) + padLeft(units.Short(ms.RxBps), 8) + padLeft(shortBits(s.RxBps), 9) + padLeft(other, 8), th.base}})
+		out = append(out, line{{padRight(s.Name, nameW+1), st}, {padLeft(strconv.Itoa(ms.TxFlows), 9) + padLeft(units.Short(ms.TxBps), 8) + padLeft(format.Short(s.TxBps), 9) +
+			padLeft(strconv.Itoa(ms.RxFlows), 10) + padLeft(units.Short(ms.RxBps), 8) + padLeft(format.Short(s.RxBps), 9) + padLeft(other, 8), th.base}})
 	}
 	out = append(out, nil)
 	return append(out, d.flowRows.rows(d, b, width, nameW, filter)...)
