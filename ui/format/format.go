@@ -145,4 +145,3 @@ func Int(p *int) string {
 	}
 	return strconv.Itoa(*p)
 }
-
