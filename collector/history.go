@@ -267,17 +267,46 @@ func (g *bondHistory) record(t time.Time, b *model.BondSample) {
 }
 
 func (g *bondHistory) put(key trackKey, v *float64, slot, cslot int, newSecond bool) {
+	val := float32(math.NaN())
+	if v != nil {
+		val = float32(*v)
+	}
+	g.push(g.track(key), val, slot, cslot, newSecond)
+}
+
+// track is the series of key, made on its first sample.
+func (g *bondHistory) track(key trackKey) *track {
 	k := g.byKey[key]
 	if k == nil {
 		k = &track{peak: float32(math.NaN())}
 		g.byKey[key] = k
 		g.tracks = append(g.tracks, k)
 	}
-	val := float32(math.NaN())
-	if v != nil {
-		val = float32(*v)
+	return k
+}
+
+// replay records, in time order, every sample old holds on its fine
+// clock: Prepend puts them after the past it was given.
+func (g *bondHistory) replay(old *bondHistory) {
+	c := old.fine
+	n, start := len(c.times), c.oldest()
+	for i := range n {
+		j := (start + i) % n
+		g.records++
+		slot := g.fine.tick(time.UnixMilli(c.at(j)))
+		for key, k := range old.byKey {
+			v := float32(math.NaN())
+			if j < len(k.fine.values) {
+				v = k.fine.values[j]
+			}
+			g.push(g.track(key), v, slot, -1, false)
+		}
+		for _, k := range g.tracks {
+			if k.written != g.records {
+				g.push(k, float32(math.NaN()), slot, -1, false)
+			}
+		}
 	}
-	g.push(k, val, slot, cslot, newSecond)
 }
 
 // push writes one series' sample: its value at the pace, and below a
@@ -393,6 +422,37 @@ func (h *History) Record(s *model.Snapshot) {
 		}
 		g.record(s.Time, b)
 	}
+}
+
+// Prepend puts what came before the bond's history in front of it:
+// samples (at times, oldest first) that another store kept, such as the
+// fleet's Prometheus (Backfiller). Those not older than the first sample
+// the history holds are left out; the ring keeps the newest when they do
+// not all fit. Below a second's pace (per-second peaks beside the
+// samples) it does nothing: a past at a coarser step would mix with them.
+func (h *History) Prepend(bond string, times []time.Time, samples []model.BondSample) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.coarse || len(times) != len(samples) {
+		return
+	}
+	old := h.bonds[bond]
+	var first time.Time
+	have := false
+	if old != nil {
+		first, have = old.fine.first()
+	}
+	g := newBondHistory(h.size, 0)
+	for i := range samples {
+		if have && !times[i].Before(first) {
+			break
+		}
+		g.record(times[i], &samples[i])
+	}
+	if old != nil {
+		g.replay(old)
+	}
+	h.bonds[bond] = g
 }
 
 // Since returns the points of series k at or after t, oldest first.

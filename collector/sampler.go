@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -121,6 +122,10 @@ type Sampler struct {
 	neighbors *neighborTracker // nil without a NeighborReader
 	phys      *physTracker     // nil when the Source is no PhysicalReader
 	relay     Relay            // nil unless the Source relays another bondtop's view
+	// backfilled names the bonds whose past a Backfiller source was
+	// asked for (Focus).
+	backfillMu sync.Mutex
+	backfilled map[string]bool
 	// snaps are the snapshots lent and handed back (Options.Recycle).
 	snaps snapshotStore
 }
@@ -189,6 +194,36 @@ func (s *Sampler) Focus(bond string) {
 	if f, ok := s.src.(Focuser); ok {
 		f.Focus(bond)
 	}
+	if b, ok := s.src.(Backfiller); ok && bond != "" && s.hist != nil {
+		s.backfill(b, bond)
+	}
+}
+
+// backfill puts, once per bond, the past a Backfiller holds in front of
+// the bond's history, off the caller's goroutine (the dashboard's): the
+// source may take seconds to answer. A failure lets the next Focus try
+// again.
+func (s *Sampler) backfill(b Backfiller, bond string) {
+	s.backfillMu.Lock()
+	defer s.backfillMu.Unlock()
+	if s.backfilled[bond] {
+		return
+	}
+	if s.backfilled == nil {
+		s.backfilled = map[string]bool{}
+	}
+	s.backfilled[bond] = true
+	now := s.opts.Clock()
+	go func() {
+		times, samples, err := b.Past(context.Background(), bond, now.Add(-s.opts.History), now)
+		if err != nil {
+			s.backfillMu.Lock()
+			delete(s.backfilled, bond)
+			s.backfillMu.Unlock()
+			return
+		}
+		s.hist.Prepend(bond, times, samples)
+	}()
 }
 
 // Interval is the sampling interval in force.

@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"context"
 	"errors"
 	"time"
 
@@ -89,6 +90,7 @@ func bondNamed(bonds []bonding.Bond, name string) *bonding.Bond {
 //	Relay               it passes on what another bondtop measured (the
 //	                    fleet, from Prometheus): rates, findings, age
 //	Focuser             it reads the bond on screen in more detail
+//	Backfiller          it holds a bond's past (the fleet: range queries)
 //	Recycler            it refills the arrays of old Readings
 
 // Source reads the current state of every bond on a host.
@@ -220,6 +222,18 @@ type Focuser interface {
 	// Focus names the bond on screen, "" for none (the bond list).
 	// It may be called from any goroutine and must not block.
 	Focus(bond string)
+}
+
+// Backfiller is implemented by sources that hold a bond's past (the
+// fleet view: Prometheus' range queries). When a bond first comes on
+// screen (Sampler.Focus) the Sampler asks for the rates before its
+// history begins and puts them in front (History.Prepend), so the graphs
+// show the past hour at once rather than fill from the moment bondtop
+// started.
+type Backfiller interface {
+	// Past returns the bond's rates (the bond's and each slave's) from
+	// from to to, oldest first, at times of the source's choosing.
+	Past(ctx context.Context, bond string, from, to time.Time) ([]time.Time, []model.BondSample, error)
 }
 
 // Recycler is implemented by sources that take back the arrays of a

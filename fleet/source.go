@@ -285,3 +285,11 @@ func (s *Source) Order() []string {
 
 // URL is the Prometheus the source reads, as messages name it.
 func (s *Source) URL() string { return s.client.URL() }
+
+// The capabilities of the Source contract (collector/source.go) the
+// fleet's source has.
+var (
+	_ collector.Relay      = (*Source)(nil)
+	_ collector.Focuser    = (*Source)(nil)
+	_ collector.Backfiller = (*Source)(nil)
+)

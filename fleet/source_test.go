@@ -150,3 +150,46 @@ func TestSourceKeepsTheLastFleet(t *testing.T) {
 		t.Errorf("the down exporter without bonds is not named:\n%s", w)
 	}
 }
+
+// TestPastSamples: a target's tagged rate series become the bond's
+// samples, one per time, in bit/s, slaves in natural order; another
+// bond's series are left out.
+func TestPastSamples(t *testing.T) {
+	t0 := time.Unix(1_800_000_000, 0)
+	at := func(s ...int) []time.Time {
+		var out []time.Time
+		for _, v := range s {
+			out = append(out, t0.Add(time.Duration(v)*15*time.Second))
+		}
+		return out
+	}
+	series := []rangeSeries{
+		{Labels: map[string]string{"bond": "bond0", tagLabel: "bond_rx"}, Times: at(0, 1), Values: []float64{10, 20}},
+		{Labels: map[string]string{"bond": "bond0", tagLabel: "bond_tx"}, Times: at(1), Values: []float64{5}},
+		{Labels: map[string]string{"bond": "bond0", "slave": "eth10", tagLabel: "slave_rx"}, Times: at(0, 1), Values: []float64{1, 2}},
+		{Labels: map[string]string{"bond": "bond0", "slave": "eth2", tagLabel: "slave_tx"}, Times: at(1), Values: []float64{3}},
+		{Labels: map[string]string{"bond": "bond1", tagLabel: "bond_rx"}, Times: at(2), Values: []float64{99}},
+	}
+	times, samples, err := pastSamples("h:9843/bond0", "bond0", series)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(times) != 2 || !times[0].Equal(at(0)[0]) || !times[1].Equal(at(1)[0]) {
+		t.Fatalf("times %v", times)
+	}
+	var got []string
+	for _, s := range samples {
+		line := s.Name + " rx=" + flt(s.RxBps) + " tx=" + flt(s.TxBps)
+		for _, sl := range s.Slaves {
+			line += " " + sl.Name + ":" + flt(sl.RxBps) + "/" + flt(sl.TxBps)
+		}
+		got = append(got, line)
+	}
+	want := []string{
+		"h:9843/bond0 rx=80 tx=- eth2:-/- eth10:8/-",
+		"h:9843/bond0 rx=160 tx=40 eth2:-/24 eth10:16/-",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -21,37 +21,10 @@ import (
 // and model.Metric each label name, which took three quarters of
 // bondtop's CPU for a list of 10 000 bonds (docs/fleet.md, "Cost").
 func (c *Client) query(ctx context.Context, q string, ts time.Time) ([]Series, []string, error) {
-	form := url.Values{"query": {q}, "time": {strconv.FormatFloat(float64(ts.UnixNano())/1e9, 'f', -1, 64)}}
-	u := c.client.URL("/api/v1/query", nil)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), strings.NewReader(form.Encode()))
-	if err != nil {
-		return nil, nil, err
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	resp, body, err := c.client.Do(ctx, req)
-	if err != nil {
-		return nil, nil, err
-	}
-	code := resp.StatusCode
-	// Prometheus answers its own errors in JSON with these codes (as
-	// v1.API reads them); any other failure is the HTTP status.
-	if code/100 != 2 && code != http.StatusBadRequest && code != http.StatusUnprocessableEntity && code != http.StatusServiceUnavailable {
-		kind, side := v1.ErrClient, "client"
-		if code/100 == 5 {
-			kind, side = v1.ErrServer, "server"
-		}
-		return nil, nil, &v1.Error{Type: kind, Msg: fmt.Sprintf("%s error: %d", side, code), Detail: excerpt(body)}
-	}
+	form := url.Values{"query": {q}, "time": {unixSeconds(ts)}}
 	var a answer
-	if err := jsonAPI.Unmarshal(body, &a); err != nil {
-		return nil, nil, &v1.Error{Type: v1.ErrBadResponse, Msg: err.Error(), Detail: excerpt(body)}
-	}
-	if a.Status != "success" {
-		msg := a.Error
-		if msg == "" {
-			msg = "status " + strconv.Quote(a.Status)
-		}
-		return nil, a.Warnings, &v1.Error{Type: v1.ErrorType(a.ErrorType), Msg: msg}
+	if err := c.post(ctx, "/api/v1/query", form, &a.envelope, &a); err != nil {
+		return nil, a.Warnings, err
 	}
 	if a.Data.ResultType != "vector" {
 		return nil, a.Warnings, fmt.Errorf("expected an instant vector, got %q", a.Data.ResultType)
@@ -69,17 +42,58 @@ func (c *Client) query(ctx context.Context, q string, ts time.Time) ([]Series, [
 	return vec, a.Warnings, nil
 }
 
+// post sends form to the API's path through the api.Client and decodes
+// the answer into out, whose envelope env is: an error that Prometheus
+// answered, or an HTTP failure, is a *v1.Error as v1.API gives it.
+func (c *Client) post(ctx context.Context, path string, form url.Values, env *envelope, out any) error {
+	u := c.client.URL(path, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), strings.NewReader(form.Encode()))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp, body, err := c.client.Do(ctx, req)
+	if err != nil {
+		return err
+	}
+	code := resp.StatusCode
+	// Prometheus answers its own errors in JSON with these codes (as
+	// v1.API reads them); any other failure is the HTTP status.
+	if code/100 != 2 && code != http.StatusBadRequest && code != http.StatusUnprocessableEntity && code != http.StatusServiceUnavailable {
+		kind, side := v1.ErrClient, "client"
+		if code/100 == 5 {
+			kind, side = v1.ErrServer, "server"
+		}
+		return &v1.Error{Type: kind, Msg: fmt.Sprintf("%s error: %d", side, code), Detail: excerpt(body)}
+	}
+	if err := jsonAPI.Unmarshal(body, out); err != nil {
+		return &v1.Error{Type: v1.ErrBadResponse, Msg: err.Error(), Detail: excerpt(body)}
+	}
+	if env.Status != "success" {
+		msg := env.Error
+		if msg == "" {
+			msg = "status " + strconv.Quote(env.Status)
+		}
+		return &v1.Error{Type: v1.ErrorType(env.ErrorType), Msg: msg}
+	}
+	return nil
+}
+
 // jsonAPI decodes as encoding/json would, as client_golang does.
 var jsonAPI = jsoniter.ConfigCompatibleWithStandardLibrary
 
-// answer is Prometheus' answer to an instant query (its HTTP API's
-// envelope, a vector as data).
-type answer struct {
+// envelope is what every answer of Prometheus' HTTP API carries.
+type envelope struct {
 	Status    string   `json:"status"`
 	ErrorType string   `json:"errorType"`
 	Error     string   `json:"error"`
 	Warnings  []string `json:"warnings"`
-	Data      struct {
+}
+
+// answer is Prometheus' answer to an instant query: a vector.
+type answer struct {
+	envelope
+	Data struct {
 		ResultType string `json:"resultType"`
 		Result     []struct {
 			// Metric is a plain map: model.Metric's keys decode

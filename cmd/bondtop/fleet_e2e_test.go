@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/bondtop/bondtop/fleet"
 )
 
 // fleetJSON is what the test reads of `bondtop --prometheus URL --once
@@ -311,6 +314,36 @@ func TestFleetFromPrometheus(t *testing.T) {
 	}
 	if n := strings.Count(strings.TrimSpace(stdout.String()), "\n") + 1; n != 2 {
 		t.Errorf("--count 2 --json: %d lines", n)
+	}
+
+	// The past of a bond, for its dashboard's graphs: Prometheus' range
+	// query over the rates, the bond's and each slave's, in bit/s.
+	{
+		c, err := fleet.New(fleet.Config{URL: url, Detail: fleet.DetailLinks})
+		if err != nil {
+			t.Fatal(err)
+		}
+		src := fleet.NewSource(c, 0)
+		if _, err := src.Read(); err != nil {
+			t.Fatal(err)
+		}
+		bond := exps[2].addr + "/bond0" // the active-backup capture: dut0, dut1
+		to := time.Now()
+		times, samples, err := src.Past(context.Background(), bond, to.Add(-time.Hour), to)
+		if err != nil {
+			t.Fatalf("past of %s: %v", bond, err)
+		}
+		if len(times) == 0 || len(samples) != len(times) {
+			t.Fatalf("past of %s: %d times, %d samples", bond, len(times), len(samples))
+		}
+		last := samples[len(samples)-1]
+		if last.Name != bond || last.RxBps == nil || last.TxBps == nil || len(last.Slaves) != 2 ||
+			last.Slaves[0].Name != "dut0" || last.Slaves[1].RxBps == nil {
+			t.Errorf("past of %s: the last sample %+v", bond, last)
+		}
+		if times[len(times)-1].After(to) || times[0].Before(to.Add(-time.Hour)) {
+			t.Errorf("past of %s: %v..%v is outside the hour asked (%v..%v)", bond, times[0], times[len(times)-1], to.Add(-time.Hour), to)
+		}
 	}
 
 	// A stopped exporter: its bonds stay listed, as last seen, as down.
