@@ -498,12 +498,12 @@ func (d *dashboard) renderDetails(_, _ int) []line {
 	kv("permanent hw addr", format.OrDash(s.PermHWAddr))
 	kv("queue id", format.Int(s.QueueID))
 	head("traffic in the interval")
-	kv("rx", format.Long(s.RxBps)+"  "+pps(s.RxPps)+"  share "+format.Percent(s.ShareRx))
-	kv("tx", format.Long(s.TxBps)+"  "+pps(s.TxPps)+"  share "+format.Percent(s.ShareTx))
+	kv("rx", format.Long(s.RxBps)+"  "+format.Packets(s.RxPps)+"  share "+format.Percent(s.ShareRx))
+	kv("tx", format.Long(s.TxBps)+"  "+format.Packets(s.TxPps)+"  share "+format.Percent(s.ShareTx))
 	errs, _ := format.Errors(s.Interval)
 	kv("errors/drops/overruns", errs)
-	kv("rx bytes total", u64OrDash(s.RxBytes))
-	kv("tx bytes total", u64OrDash(s.TxBytes))
+	kv("rx bytes total", format.Uint(s.RxBytes))
+	kv("tx bytes total", format.Uint(s.TxBytes))
 	if b != nil && b.Is8023AD() {
 		head("LACP")
 		kv("aggregator id", format.Int(s.AggregatorID))
@@ -555,20 +555,6 @@ func (d *dashboard) renderDetails(_, _ int) []line {
 	}
 	out = append(out, nil, line{{"Esc closes", th.dim}})
 	return out
-}
-
-func pps(p *float64) string {
-	if p == nil {
-		return "- p/s"
-	}
-	return units.Packets(*p)
-}
-
-func u64OrDash(p *uint64) string {
-	if p == nil {
-		return "-"
-	}
-	return strconv.FormatUint(*p, 10)
 }
 
 func orText(s, alt string) string {

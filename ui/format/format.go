@@ -33,6 +33,14 @@ func Long(bps *float64) string {
 	return units.Bits(*bps)
 }
 
+// Packets is a packet rate with its unit ("12.3k p/s"); nil is "- p/s".
+func Packets(pps *float64) string {
+	if pps == nil {
+		return "- p/s"
+	}
+	return units.Packets(*pps)
+}
+
 // Percent is a share 0..1 as "42%"; nil is "-".
 func Percent(share *float64) string {
 	if share == nil {
@@ -136,6 +144,14 @@ func OrDash(p *string) string {
 		return "-"
 	}
 	return *p
+}
+
+// Uint is *p in decimal, "-" when p is nil.
+func Uint(p *uint64) string {
+	if p == nil {
+		return "-"
+	}
+	return strconv.FormatUint(*p, 10)
 }
 
 // Int is *p in decimal, "-" when p is nil.

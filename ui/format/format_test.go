@@ -24,6 +24,9 @@ func TestFormat(t *testing.T) {
 		{Duration(2500 * time.Millisecond), "2.5s"},
 		{Duration(5 * time.Minute), "5m"},
 		{OrDash(nil), "-"},
+		{Packets(nil), "- p/s"},
+		{Uint(nil), "-"},
+		{Uint(u(7)), "7"},
 		{Int(nil), "-"},
 	} {
 		if c.got != c.want {
