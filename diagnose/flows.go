@@ -8,6 +8,7 @@ import (
 
 	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/internal/units"
+	"github.com/bondtop/bondtop/model"
 )
 
 // flowFindings are the findings that need the transmit mix (the
@@ -85,9 +86,9 @@ func (v *view) onePeer(mix *txMix) []Finding {
 		}
 	}
 	on := v.slaveOrder(slaves)
-	peer := fmt.Sprintf("next hop %s(%s)", nextHop, macString(top.mac))
+	peer := fmt.Sprintf("next hop %s(%s)", nextHop, model.MAC(top.mac))
 	if pol != bonding.PolicyLayer2 {
-		peer = fmt.Sprintf("%s -> %s via %s", top.src, top.dst, macString(top.mac))
+		peer = fmt.Sprintf("%s -> %s via %s", top.src, top.dst, model.MAC(top.mac))
 	}
 	f := Finding{ID: IDHashPolicy, Severity: Warning, Slaves: on}
 	f.Message = fmt.Sprintf("%s: %s of the flows (by %s) go to one %s, so they all take %s", pol, pct(share), mix.weighting, peer, strings.Join(on, ", "))
@@ -245,8 +246,4 @@ func ExpectedLargestShare(n, m int) float64 {
 		expMax += 1 - pBelow
 	}
 	return expMax / float64(n)
-}
-
-func macString(m [6]byte) string {
-	return fmt.Sprintf("%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5])
 }

@@ -75,7 +75,7 @@ func (v *view) steadySlaves() bool {
 // flowName is a flow's ends as ss prints them.
 func flowName(f *model.MeasuredFlow) string {
 	if !f.Src.IsValid() {
-		return fmt.Sprintf("%s %s -> %s", f.ProtoName(), macString(f.SrcMAC), macString(f.DstMAC))
+		return fmt.Sprintf("%s %s -> %s", f.ProtoName(), model.MAC(f.SrcMAC), model.MAC(f.DstMAC))
 	}
 	return fmt.Sprintf("%s %s -> %s", f.ProtoName(), netip.AddrPortFrom(f.Src, f.SrcPort), netip.AddrPortFrom(f.Dst, f.DstPort))
 }
@@ -169,10 +169,10 @@ func (v *view) switchHash() []Finding {
 		return nil
 	}
 	f := Finding{ID: IDSwitchHash, Severity: Warning, Slaves: []string{busiest}}
-	f.Message = fmt.Sprintf("rx: %d flows from %s (%s of received traffic) all arrive on %s: the switch hashes by %s", top.onSlave[busiest], macString(top.mac), pct(top.bps/total), busiest, by)
+	f.Message = fmt.Sprintf("rx: %d flows from %s (%s of received traffic) all arrive on %s: the switch hashes by %s", top.onSlave[busiest], model.MAC(top.mac), pct(top.bps/total), busiest, by)
 	var d strings.Builder
 	fmt.Fprintf(&d, "The switch (the link partner) picks the slave for every frame it sends to this host, and the flow meter saw %d flows from %s arrive, %s, all on %s (%s), while %s carries %s of what arrives.",
-		top.onSlave[busiest], macString(top.mac), differ, busiest, units.Bits(top.slaves[busiest]), busiest, pct(share))
+		top.onSlave[busiest], model.MAC(top.mac), differ, busiest, units.Bits(top.slaves[busiest]), busiest, pct(share))
 	d.WriteString(" Frames from one router or gateway all carry its MAC as source, so a switch that hashes by MAC sends everything routed to this host down one link.")
 	d.WriteString(" To change, on the switch's port channel: hash by addresses and ports (Cisco IOS: port-channel load-balance src-dst-mixed-ip-port; NX-OS: port-channel load-balance src-dst ip-l4port; Juniper: forwarding-options hash-key family inet layer-3 layer-4; Arista: port-channel load-balance trident fields ip/l4; a Linux bond as partner: xmit_hash_policy layer3+4). The bond on this host cannot change it.")
 	f.Detail = d.String()

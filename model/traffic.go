@@ -273,7 +273,7 @@ type flowJSON struct {
 func (f MeasuredFlow) MarshalJSON() ([]byte, error) {
 	j := flowJSON{
 		Slave: f.Slave, Direction: f.Direction.String(), Proto: f.ProtoName(),
-		SrcPort: f.SrcPort, DstPort: f.DstPort, SrcMAC: formatMAC(f.SrcMAC), DstMAC: formatMAC(f.DstMAC),
+		SrcPort: f.SrcPort, DstPort: f.DstPort, SrcMAC: MAC(f.SrcMAC), DstMAC: MAC(f.DstMAC),
 		VLAN: f.VLAN, Bytes: f.Bytes, Packets: f.Packets, Local: f.Local, Sampled: f.Sampled,
 	}
 	if f.Src.IsValid() {
@@ -419,15 +419,5 @@ func parseMAC(s string) ([6]byte, error) {
 // RxChoice is the prediction of every received flow: the hash has no say.
 var RxChoice = bonding.Choice{Outcome: bonding.Unpredictable, Index: -1, Reason: "the switch (the link partner) picks the slave a frame arrives on"}
 
-// formatMAC writes m as the kernel does: lower-case hex, colons.
-func formatMAC(m [6]byte) string {
-	const hex = "0123456789abcdef"
-	out := make([]byte, 0, 17)
-	for i, b := range m {
-		if i > 0 {
-			out = append(out, ':')
-		}
-		out = append(out, hex[b>>4], hex[b&15])
-	}
-	return string(out)
-}
+// MAC writes m as the kernel does: lower-case hex, colons.
+func MAC(m [6]byte) string { return net.HardwareAddr(m[:]).String() }

@@ -308,14 +308,14 @@ func (sb *simBond) state() bonding.Bond {
 		b.Primary, b.PrimaryReselect, b.ActiveSlave = new(sb.primary), new("always"), new(sb.active)
 		b.FailOverMAC = new("none")
 	}
-	ownMAC := macString(sb.mac)
+	ownMAC := model.MAC(sb.mac)
 	agg := 1
 	inAgg := 0
 	for i, name := range sb.slaves {
 		up := !sb.linkDown[name]
 		s := bonding.Slave{
 			Name: name, MIIStatus: new("down"), State: new("backup"), MTU: new(9000), OperState: new("down"),
-			LinkFailureCount: new(sb.failures[name]), PermHWAddr: new(macString(mac(byte(0x40+len(sb.slaves)), byte(i+1)))), QueueID: new(0),
+			LinkFailureCount: new(sb.failures[name]), PermHWAddr: new(model.MAC(mac(byte(0x40+len(sb.slaves)), byte(i+1)))), QueueID: new(0),
 		}
 		if up {
 			s.MIIStatus, s.OperState = new("up"), new("up")
@@ -332,7 +332,7 @@ func (sb *simBond) state() bonding.Bond {
 			s.ActorChurnedCount, s.PartnerChurnedCount = new(0), new(sb.churned[name])
 			actor := bonding.StateActivity | bonding.StateShortTimeout | bonding.StateAggregation | bonding.StateSynchronization | bonding.StateCollecting | bonding.StateDistributing
 			partner := actor
-			partnerMAC, partnerKey := macString(sb.partnerMAC), 1
+			partnerMAC, partnerKey := model.MAC(sb.partnerMAC), 1
 			switch {
 			case !up:
 				actor = bonding.StateActivity | bonding.StateShortTimeout | bonding.StateAggregation | bonding.StateDefaulted
@@ -365,7 +365,7 @@ func (sb *simBond) state() bonding.Bond {
 			Active: new(true), Rate: new("fast"), MinLinks: new(0), ADSelect: new("stable"),
 			SystemPriority: new(65535), SystemMAC: new(ownMAC),
 			AggregatorID: new(agg), NumPorts: new(inAgg), ActorKey: new(15), PartnerKey: new(1),
-			PartnerMAC: new(macString(sb.partnerMAC)),
+			PartnerMAC: new(model.MAC(sb.partnerMAC)),
 		}
 	}
 	return b
@@ -478,16 +478,4 @@ func (sb *simBond) fillCounters(b *bonding.Bond, clock [][bonding.NumCounters]fl
 	for i := range b.Slaves {
 		set(&b.Slaves[i].Counters, b.Slaves[i].Name, &clock[1+i])
 	}
-}
-
-func macString(m [6]byte) string {
-	const hex = "0123456789abcdef"
-	out := make([]byte, 0, 17)
-	for i, b := range m {
-		if i > 0 {
-			out = append(out, ':')
-		}
-		out = append(out, hex[b>>4], hex[b&15])
-	}
-	return string(out)
 }
