@@ -132,14 +132,10 @@ func (c *Client) queryRange(ctx context.Context, q string, from, to time.Time, s
 	for _, r := range a.Data.Result {
 		rs := rangeSeries{Labels: r.Metric}
 		for _, p := range r.Values {
-			t, okT := p[0].(float64)
-			v, okV := p[1].(string)
-			f, err := strconv.ParseFloat(v, 64)
-			if !okT || !okV || err != nil {
-				continue
+			if t, v, ok := samplePair(p); ok {
+				rs.Times = append(rs.Times, t)
+				rs.Values = append(rs.Values, v)
 			}
-			rs.Times = append(rs.Times, time.UnixMilli(int64(t*1000)))
-			rs.Values = append(rs.Values, f)
 		}
 		out = append(out, rs)
 	}

@@ -38,8 +38,10 @@ type Source struct {
 	failure error      // the last refresh's error, nil when it worked
 	reading []bonding.Bond
 	byName  map[string]*Bond
-	order   []string // the bonds' names, worst first
-	focus   string   // the bond on screen (Focus)
+	// findings are each bond's, as Findings hands them out.
+	findings map[string][]model.Finding
+	order    []string // the bonds' names, worst first
+	focus    string   // the bond on screen (Focus)
 }
 
 // NewSource reads the fleet through c at most once per refresh
@@ -106,16 +108,11 @@ func (s *Source) detail(f *Fleet) {
 	s.mu.Lock()
 	focus := s.focus
 	s.mu.Unlock()
-	var on *Bond
-	for i := range f.Bonds {
-		if bondName(&f.Bonds[i]) == focus || bondName(&f.Bonds[i])+" ("+f.Bonds[i].Job+")" == focus {
-			on = &f.Bonds[i]
-			break
-		}
-	}
-	if on == nil || s.client.detail == DetailFull {
+	i := slices.Index(displayNames(f.Bonds), focus)
+	if i < 0 || s.client.detail == DetailFull {
 		return
 	}
+	on := &f.Bonds[i]
 	d, err := s.client.Scoped(on.Instance, on.Job).Read(context.Background())
 	if err != nil {
 		f.Warnings = append(f.Warnings, fmt.Sprintf("the detail of %s: %v", focus, err))
@@ -133,8 +130,22 @@ func (s *Source) detail(f *Fleet) {
 	}
 }
 
-// bondName is the name a bond of the fleet has in a reading.
-func bondName(b *Bond) string { return b.Instance + "/" + b.Name }
+// displayNames are the names the bonds have in a reading:
+// "instance/bond", and " (job)" after it for the same target listed
+// again under another job.
+func displayNames(bonds []Bond) []string {
+	names := make([]string, len(bonds))
+	taken := make(map[string]bool, len(bonds))
+	for i := range bonds {
+		name := bonds[i].Instance + "/" + bonds[i].Name
+		if taken[name] {
+			name += " (" + bonds[i].Job + ")"
+		}
+		taken[name] = true
+		names[i] = name
+	}
+	return names
+}
 
 // Focus names the bond on screen: the next Read asks Prometheus at once,
 // for it in full detail.
@@ -153,17 +164,12 @@ func (s *Source) take(f *Fleet) {
 	s.fleet = f
 	s.reading = make([]bonding.Bond, 0, len(f.Bonds))
 	s.byName = make(map[string]*Bond, len(f.Bonds))
-	s.order = s.order[:0]
-	taken := make(map[string]bool, len(f.Bonds))
-	for i := range f.Bonds {
+	s.findings = make(map[string][]model.Finding, len(f.Bonds))
+	s.order = displayNames(f.Bonds)
+	for i, name := range s.order {
 		b := &f.Bonds[i]
-		name := bondName(b)
-		if taken[name] {
-			name += " (" + b.Job + ")" // the same target under two jobs
-		}
-		taken[name] = true
 		s.byName[name] = b
-		s.order = append(s.order, name)
+		s.findings[name] = findingsOf(b)
 		s.reading = append(s.reading, asBond(name, b))
 	}
 	// The Sampler keeps a reading's bonds in name order (Reading.Bonds).
@@ -231,15 +237,18 @@ func bothRates(rx, tx *float64) (float64, float64, bool) {
 	return *rx, *tx, true
 }
 
-// Findings are the exporter's findings (bondtop_finding) and, for a host
-// whose exporter is down, one that says so.
+// Findings are the exporter's findings, made once a refresh (take): the
+// Sampler asks every tick.
 func (s *Source) Findings(bond string) []model.Finding {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	b := s.byName[bond]
-	if b == nil {
-		return nil
-	}
+	return s.findings[bond]
+}
+
+// findingsOf is b's findings as the exporter reported them
+// (bondtop_finding) and, for a host whose exporter is down, one that
+// says so.
+func findingsOf(b *Bond) []model.Finding {
 	out := make([]model.Finding, 0, len(b.Findings)+1)
 	if !b.ExporterUp {
 		seen := "its last values are from the last hour"

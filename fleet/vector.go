@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -32,12 +33,9 @@ func (c *Client) query(ctx context.Context, q string, ts time.Time) ([]Series, [
 	vec := make([]Series, 0, len(a.Data.Result))
 	for i := range a.Data.Result {
 		r := &a.Data.Result[i]
-		s, ok := r.Value[1].(string)
-		v, err := strconv.ParseFloat(s, 64)
-		if !ok || err != nil {
-			continue // a histogram sample, or not a sample: bondtop reads none
+		if _, v, ok := samplePair(r.Value); ok {
+			vec = append(vec, Series{Labels: r.Metric, Value: v})
 		}
-		vec = append(vec, Series{Labels: r.Metric, Value: v})
 	}
 	return vec, a.Warnings, nil
 }
@@ -77,6 +75,18 @@ func (c *Client) post(ctx context.Context, path string, form url.Values, env *en
 		return &v1.Error{Type: v1.ErrorType(env.ErrorType), Msg: msg}
 	}
 	return nil
+}
+
+// samplePair reads one [seconds, "value"] pair of Prometheus' answer;
+// false for anything else (a histogram sample: bondtop reads none).
+func samplePair(p [2]any) (time.Time, float64, bool) {
+	t, okT := p[0].(float64)
+	s, okV := p[1].(string)
+	v, err := strconv.ParseFloat(s, 64)
+	if !okT || !okV || err != nil {
+		return time.Time{}, 0, false
+	}
+	return time.UnixMilli(int64(math.Round(t * 1000))), v, true
 }
 
 // jsonAPI decodes as encoding/json would, as client_golang does.
