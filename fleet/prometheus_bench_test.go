@@ -25,7 +25,7 @@ import (
 // is one refresh as bondtop waits for it; cpu-ms/op is bondtop's own CPU
 // (user + system) per refresh; the rest is Prometheus. The list's read
 // by default; BONDTOP_FLEET_BENCH_DETAIL=links for the dashboard's list
-// (each slave's link too), =1 for the JSON's (everything).
+// (each slave's link and role too), =1 for the JSON's (everything).
 func BenchmarkReadRealPrometheus(b *testing.B) {
 	prom, err := exec.LookPath("prometheus")
 	if err != nil {

@@ -81,8 +81,10 @@ type Detail int
 const (
 	// DetailList asks for what the table shows: the bond's own series.
 	DetailList Detail = iota
-	// DetailLinks asks also for each slave's MII status: the dashboard's
-	// bond list counts the slaves up, and names them.
+	// DetailLinks asks also for each slave's MII status and role: the
+	// dashboard's bond list counts the slaves up and names them, and a
+	// bond's active slave is known whether or not it is on screen (else
+	// opening a bond would read as a failover from none).
 	DetailLinks
 	// DetailFull asks for everything the JSON and a bond's dashboard
 	// show: each slave's state, speed, rates and LACP series (about
@@ -94,7 +96,7 @@ const (
 // for detail of each bond.
 func BuildQueries(match []Matcher, rateWindow, lookback time.Duration, detail Detail) Queries {
 	keep := func(m string) bool {
-		return detail == DetailFull || !slaveDetail[m] || detail == DetailLinks && m == "bondtop_slave_up"
+		return detail == DetailFull || !slaveDetail[m] || detail == DetailLinks && (m == "bondtop_slave_up" || m == "bondtop_slave_active")
 	}
 	rw, lb := model.Duration(rateWindow).String(), model.Duration(lookback).String()
 	var q Queries

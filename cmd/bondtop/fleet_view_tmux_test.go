@@ -104,6 +104,9 @@ scrape_configs:
 	if !regexp.MustCompile(`data \d+s old`).MatchString(screen) {
 		t.Errorf("the header does not say how old the data is:\n%s", screen)
 	}
+	if strings.Contains(screen, "failover: active slave") {
+		t.Errorf("opening a bond is no failover:\n%s", screen)
+	}
 	if !strings.Contains(screen, "active-backup") || !strings.Contains(screen, "active dut1") {
 		t.Errorf("the capture's bond is not shown as its exporter reports it (active-backup, dut1 active):\n%s", screen)
 	}
