@@ -177,7 +177,7 @@ loop:
 						switch ev.Result {
 						case "FAIL":
 							t.Fail()
-							failed = append(failed, fmt.Sprintf("%s failed; its last lines:\n\t%s", name, strings.Join(said[max(len(said)-40, 0):], "\n\t")))
+							failed = append(failed, fmt.Sprintf("%s failed; what it said last:\n\t%s", name, strings.Join(failingLines(said, 40), "\n\t")))
 						case "SKIP":
 							t.SkipNow()
 						}

@@ -78,3 +78,36 @@ func parseLine(line string) event {
 // measureLine finds the figures guest tests report with Measure
 // ("measure: lacp_negotiation[slaves=2] = 3.1 s").
 var measureLine = regexp.MustCompile(`measure: (.+)$`)
+
+// failingLines picks from a guest test's output (its lines in order) what
+// says why it failed: the lines of each failed subtest that has no failed
+// subtest of its own, the last keep of each; without subtests, the last
+// keep lines. A CI log that keeps only a few lines before the host's
+// verdict then shows the errors, not a passing sibling's chatter.
+func failingLines(said []string, keep int) []string {
+	runAt := map[string]int{}
+	var out []string
+	lastStart := -1 // where the last block taken began
+	for i, line := range said {
+		text := strings.TrimSpace(line)
+		if name, ok := strings.CutPrefix(text, "=== RUN   "); ok {
+			runAt[name] = i
+			continue
+		}
+		m := endLine.FindStringSubmatch(text)
+		if m == nil || m[1] != "FAIL" {
+			continue
+		}
+		start, ok := runAt[m[2]]
+		if !ok || start < lastStart {
+			continue // a parent of a block already taken
+		}
+		block := said[start : i+1]
+		out = append(out, block[max(len(block)-keep, 0):]...)
+		lastStart = start
+	}
+	if len(out) == 0 {
+		out = said[max(len(said)-keep, 0):]
+	}
+	return out
+}
