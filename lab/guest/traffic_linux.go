@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Traffic is a set of TCP streams from the root namespace to a sink in a
@@ -20,6 +22,12 @@ type Traffic struct {
 	ln     net.Listener
 	sent   []atomic.Int64
 	errs   chan error
+
+	// gate is held for reading around each write and for writing while
+	// the streams are paused (Pause, Resume).
+	gate  sync.RWMutex
+	mu    sync.Mutex
+	conns []*net.TCPConn // the streams that are connected
 }
 
 // StartTCP starts n streams to dst:5201, the sink listening inside peer.
@@ -63,9 +71,14 @@ func StartTCP(t testing.TB, peer *NS, src, dst net.IP, n, srcPort int) *Traffic 
 			}
 			defer c.Close()
 			go func() { <-ctx.Done(); c.Close() }()
+			tr.mu.Lock()
+			tr.conns = append(tr.conns, c.(*net.TCPConn))
+			tr.mu.Unlock()
 			buf := make([]byte, 128<<10)
 			for ctx.Err() == nil {
+				tr.gate.RLock()
 				n, err := c.Write(buf)
+				tr.gate.RUnlock()
 				tr.sent[i].Add(int64(n))
 				if err != nil {
 					if ctx.Err() == nil {
@@ -78,6 +91,58 @@ func StartTCP(t testing.TB, peer *NS, src, dst net.IP, n, srcPort int) *Traffic 
 	}
 	t.Cleanup(func() { tr.Stop() })
 	return tr
+}
+
+// Pause stops the streams writing and waits until every byte they wrote
+// has been sent and acknowledged (each socket's send queue is empty), so
+// every counter of the path stands still until Resume. It fails the test
+// when the queues do not drain within 15 s.
+func (tr *Traffic) Pause(t testing.TB) {
+	t.Helper()
+	tr.gate.Lock()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		queued, err := tr.queued()
+		if err == nil && queued == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			tr.gate.Unlock()
+			t.Fatalf("the streams did not drain in 15 s: %d bytes still queued (%v)", queued, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Resume lets paused streams write again.
+func (tr *Traffic) Resume() { tr.gate.Unlock() }
+
+// queued is the bytes the streams wrote that their peer has not yet
+// acknowledged (SIOCOUTQ), summed; it is an error while a stream is not
+// yet connected.
+func (tr *Traffic) queued() (int, error) {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	if len(tr.conns) < len(tr.sent) {
+		return 0, fmt.Errorf("%d of %d streams connected", len(tr.conns), len(tr.sent))
+	}
+	total := 0
+	for _, c := range tr.conns {
+		rc, err := c.SyscallConn()
+		if err != nil {
+			return 0, err
+		}
+		var n int
+		var ioErr error
+		if err := rc.Control(func(fd uintptr) { n, ioErr = unix.IoctlGetInt(int(fd), unix.SIOCOUTQ) }); err != nil {
+			return 0, err
+		}
+		if ioErr != nil {
+			return 0, ioErr
+		}
+		total += n
+	}
+	return total, nil
 }
 
 // Stop ends the streams and returns the bytes each one wrote, with the
