@@ -21,7 +21,6 @@ func (t *serverTest) runStreams(ctx context.Context) error {
 		recvSize: recvBuffer,
 	}
 	t.begin = time.Now()
-	t.running.Store(true)
 	for _, st := range t.streams {
 		go m.run(st)
 	}

@@ -205,6 +205,11 @@ func (t *serverTest) session(ctx context.Context) error {
 	if err := t.collectStreams(ctx); err != nil {
 		return err
 	}
+	// The client may send from TEST_START on (iperf3's does): from here
+	// the shared UDP socket's datagrams are data, not hellos. Marked
+	// only when the streams start moving, the first ones a client sent
+	// were dropped and counted lost.
+	t.running.Store(true)
 	if err := t.ctl.writeState(stTestStart); err != nil {
 		return err
 	}

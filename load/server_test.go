@@ -259,3 +259,52 @@ func TestServerAdmitsAfterResults(t *testing.T) {
 	// Once the last test went, the waiting client gets the server.
 	expectStates(t, nextCtl, stParamExchange)
 }
+
+// A client may send as soon as TEST_START arrives (iperf3's does, before
+// TEST_RUNNING): the server counts those datagrams, and counts none of
+// them lost. Datagrams 1..n go out the moment TEST_START is read, the
+// rest after TEST_RUNNING.
+func TestServerCountsFromTestStart(t *testing.T) {
+	port := startServer(t, &Server{StepTimeout: 5 * time.Second})
+	server := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: int(port)}
+	for round := range 20 {
+		ctl, _ := openTest(t, server.String(), params{UDP: true, Time: 10, Parallel: 1, Len: 64})
+		own, err := net.DialUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)}, server)
+		if err != nil {
+			t.Fatal(err)
+		}
+		own.Write([]byte(udpConnectMsg))
+		own.SetReadDeadline(time.Now().Add(5 * time.Second))
+		buf := make([]byte, 64)
+		if n, err := own.Read(buf); err != nil || string(buf[:n]) != udpConnectReply {
+			t.Fatalf("hello: %q, %v; want the reply", buf[:n], err)
+		}
+		const early, total = 20, 40
+		send := func(from, to uint64) {
+			for seq := from; seq <= to; seq++ {
+				putUDPHeader(buf, time.Now(), seq, false)
+				if _, err := own.Write(buf); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		expectStates(t, ctl, stTestStart)
+		send(1, early)
+		expectStates(t, ctl, stTestRunning)
+		send(early+1, total)
+		time.Sleep(50 * time.Millisecond)
+		ctl.writeState(stTestEnd)
+		expectStates(t, ctl, stExchangeResults)
+		ctl.writeJSON(results{Streams: []streamResult{{ID: 1, Packets: total}}})
+		var theirs results
+		if err := ctl.readJSON(&theirs); err != nil {
+			t.Fatal(err)
+		}
+		expectStates(t, ctl, stDisplayResults)
+		ctl.writeState(stIperfDone)
+		own.Close()
+		if len(theirs.Streams) != 1 || theirs.Streams[0].Packets != total || theirs.Streams[0].Errors != 0 {
+			t.Fatalf("round %d: the server's results %+v; want %d packets, none lost", round, theirs.Streams, total)
+		}
+	}
+}
