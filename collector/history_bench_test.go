@@ -10,6 +10,7 @@ import (
 	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/collector/internal/collectortest"
 	"github.com/bondtop/bondtop/collector/rootdir"
+	"github.com/bondtop/bondtop/internal/testtree"
 	"github.com/bondtop/bondtop/model"
 )
 
@@ -18,7 +19,7 @@ import (
 func recordingHistory(tb testing.TB, interval time.Duration) (*collector.History, *model.Snapshot) {
 	h := collector.NewHistory(100*interval, interval)
 	snap := &model.Snapshot{Time: time.Unix(1_000_000, 0)}
-	tr := collectortest.FourSlaveTree(tb)
+	tr := testtree.FourSlave(tb)
 	src, err := rootdir.New(tr.Dir)
 	if err != nil {
 		tb.Fatal(err)

@@ -9,13 +9,14 @@ import (
 	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/collector/internal/collectortest"
 	"github.com/bondtop/bondtop/collector/rootdir"
+	"github.com/bondtop/bondtop/internal/testtree"
 	"github.com/bondtop/bondtop/model"
 )
 
 // After a faster pace the history still holds the span it keeps, its
 // points in time order across the ring's growth.
 func TestHistoryKeepsSpanAfterFasterPace(t *testing.T) {
-	tr := collectortest.FourSlaveTree(t)
+	tr := testtree.FourSlave(t)
 	src, err := rootdir.New(tr.Dir)
 	if err != nil {
 		t.Fatal(err)
@@ -57,7 +58,7 @@ func TestHistoryKeepsSpanAfterFasterPace(t *testing.T) {
 
 // A Sampler told to keep no history records none.
 func TestNoHistory(t *testing.T) {
-	tr := collectortest.FourSlaveTree(t)
+	tr := testtree.FourSlave(t)
 	src, err := rootdir.New(tr.Dir)
 	if err != nil {
 		t.Fatal(err)

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/collector"
-	"github.com/bondtop/bondtop/collector/internal/collectortest"
 	"github.com/bondtop/bondtop/collector/rootdir"
+	"github.com/bondtop/bondtop/internal/testtree"
 	"github.com/bondtop/bondtop/model"
 )
 
@@ -26,7 +26,7 @@ func (s *slowSource) Read() (collector.Reading, error) {
 // A tick whose work outlasts the interval: the snapshots say so once in
 // their warnings, and mark the pace achieved on every one while behind.
 func TestSamplerSaysWhenBehind(t *testing.T) {
-	tr := collectortest.FourSlaveTree(t)
+	tr := testtree.FourSlave(t)
 	root, err := rootdir.New(tr.Dir)
 	if err != nil {
 		t.Fatal(err)

@@ -13,10 +13,11 @@ import (
 	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/collector/internal/collectortest"
 	"github.com/bondtop/bondtop/collector/rootdir"
+	"github.com/bondtop/bondtop/internal/testtree"
 	"github.com/bondtop/bondtop/model"
 )
 
-func newTestSampler(t *testing.T, tr *collectortest.Tree, bonds ...string) (*collector.Sampler, *collectortest.Clock) {
+func newTestSampler(t *testing.T, tr *testtree.Tree, bonds ...string) (*collector.Sampler, *collectortest.Clock) {
 	t.Helper()
 	src, err := rootdir.New(tr.Dir)
 	if err != nil {
@@ -27,7 +28,7 @@ func newTestSampler(t *testing.T, tr *collectortest.Tree, bonds ...string) (*col
 }
 
 func TestSamplerRatesAndShares(t *testing.T) {
-	tr := collectortest.ActiveBackupTree(t)
+	tr := testtree.ActiveBackup(t)
 	s, clk := newTestSampler(t, tr)
 	first := collectortest.MustSample(t, s)
 	if b := first.Bond("bond0"); b == nil || b.TxBps != nil || b.Slaves[0].TxBps != nil {
@@ -55,7 +56,7 @@ func TestSamplerRatesAndShares(t *testing.T) {
 }
 
 func TestSamplerCounterWentBackIsAGap(t *testing.T) {
-	tr := collectortest.ActiveBackupTree(t)
+	tr := testtree.ActiveBackup(t)
 	tr.Counters("eth0", 5_000_000, 5_000_000)
 	s, clk := newTestSampler(t, tr)
 	collectortest.MustSample(t, s)
@@ -76,10 +77,10 @@ func TestSamplerCounterWentBackIsAGap(t *testing.T) {
 }
 
 func TestSamplerFailoverEvents(t *testing.T) {
-	tr := collectortest.ActiveBackupTree(t)
+	tr := testtree.ActiveBackup(t)
 	s, clk := newTestSampler(t, tr)
 	collectortest.MustSample(t, s)
-	tr.Write("proc/net/bonding/bond0", collectortest.ActiveBackupProc("eth1", "down", "up", 1))
+	tr.Write("proc/net/bonding/bond0", testtree.ActiveBackupProc("eth1", "down", "up", 1))
 	tr.Write("sys/class/net/bond0/bonding/active_slave", "eth1\n")
 	clk.Advance(time.Second)
 	snap := collectortest.MustSample(t, s)
@@ -105,11 +106,11 @@ func TestSamplerFailoverEvents(t *testing.T) {
 }
 
 func TestSamplerSlaveRemovedAndAdded(t *testing.T) {
-	tr := collectortest.ActiveBackupTree(t)
+	tr := testtree.ActiveBackup(t)
 	s, clk := newTestSampler(t, tr)
 	collectortest.MustSample(t, s)
 	// eth1 released: gone from procfs and sysfs.
-	proc := collectortest.ActiveBackupProc("eth0", "up", "up", 0)
+	proc := testtree.ActiveBackupProc("eth0", "up", "up", 0)
 	proc = proc[:strings.Index(proc, "\nSlave Interface: eth1")+1]
 	tr.Write("proc/net/bonding/bond0", proc)
 	tr.Write("sys/class/net/bond0/bonding/slaves", "eth0\n")
@@ -122,7 +123,7 @@ func TestSamplerSlaveRemovedAndAdded(t *testing.T) {
 		t.Fatalf("events %+v", snap.Events)
 	}
 	// Re-enslaved with counters reset by its driver.
-	tr.Write("proc/net/bonding/bond0", collectortest.ActiveBackupProc("eth0", "up", "up", 0))
+	tr.Write("proc/net/bonding/bond0", testtree.ActiveBackupProc("eth0", "up", "up", 0))
 	tr.Write("sys/class/net/bond0/bonding/slaves", "eth0 eth1\n")
 	tr.Counters("eth1", 10, 10)
 	clk.Advance(time.Second)
@@ -137,7 +138,7 @@ func TestSamplerSlaveRemovedAndAdded(t *testing.T) {
 }
 
 func TestSamplerBondGoneAndDriverGone(t *testing.T) {
-	tr := collectortest.ActiveBackupTree(t)
+	tr := testtree.ActiveBackup(t)
 	s, clk := newTestSampler(t, tr, "bond0")
 	collectortest.MustSample(t, s)
 	tr.Remove("proc/net/bonding/bond0")
@@ -162,7 +163,7 @@ func TestSamplerBondGoneAndDriverGone(t *testing.T) {
 }
 
 func TestSamplerUnknownBond(t *testing.T) {
-	tr := collectortest.ActiveBackupTree(t)
+	tr := testtree.ActiveBackup(t)
 	s, _ := newTestSampler(t, tr, "bond9")
 	_, err := s.Sample()
 	var nf *collector.NotFoundError
@@ -175,7 +176,7 @@ func TestSamplerUnknownBond(t *testing.T) {
 }
 
 func TestNoBondingDriver(t *testing.T) {
-	tr := collectortest.NewTree(t)
+	tr := testtree.New(t)
 	tr.Write("sys/class/net/eth0/mtu", "1500\n")
 	src, err := rootdir.New(tr.Dir)
 	if err != nil {
@@ -188,7 +189,7 @@ func TestNoBondingDriver(t *testing.T) {
 }
 
 func TestSnapshotJSONNullsAndNames(t *testing.T) {
-	tr := collectortest.ActiveBackupTree(t)
+	tr := testtree.ActiveBackup(t)
 	s, clk := newTestSampler(t, tr)
 	collectortest.MustSample(t, s)
 	clk.Advance(time.Second)
@@ -233,8 +234,8 @@ func TestSnapshotJSONNullsAndNames(t *testing.T) {
 // unreadable counter give warnings naming the file; every other field and
 // the other slave's rates still come through.
 func TestGarbledFilesLoseOnlyTheirFields(t *testing.T) {
-	tr := collectortest.ActiveBackupTree(t)
-	proc := strings.Replace(collectortest.ActiveBackupProc("eth0", "up", "up", 0), "Link Failure Count: 0", "Link Failure Count: many", 1)
+	tr := testtree.ActiveBackup(t)
+	proc := strings.Replace(testtree.ActiveBackupProc("eth0", "up", "up", 0), "Link Failure Count: 0", "Link Failure Count: many", 1)
 	tr.Write("proc/net/bonding/bond0", proc)
 	tr.Write("sys/class/net/eth0/bonding_slave/link_failure_count", "also garbage\n")
 	s, clk := newTestSampler(t, tr)
@@ -266,13 +267,13 @@ func TestGarbledFilesLoseOnlyTheirFields(t *testing.T) {
 // reading, in the next snapshot, whose rates still cover the whole
 // interval; nothing is reported twice.
 func TestSamplerEventsBetweenTicks(t *testing.T) {
-	tr := collectortest.ActiveBackupTree(t)
+	tr := testtree.ActiveBackup(t)
 	s, clk := newTestSampler(t, tr)
 	t0 := clk.Now()
 	collectortest.MustSample(t, s)
 
 	clk.Advance(300 * time.Millisecond)
-	tr.Write("proc/net/bonding/bond0", collectortest.ActiveBackupProc("eth1", "down", "up", 1))
+	tr.Write("proc/net/bonding/bond0", testtree.ActiveBackupProc("eth1", "down", "up", 1))
 	tr.Write("sys/class/net/bond0/bonding/active_slave", "eth1\n")
 	changed := clk.Now()
 	if err := s.Observe(); err != nil {
@@ -336,7 +337,7 @@ func (n *notifyingRoot) Changes() <-chan struct{} { return n.changes }
 // notification finds a change no notification announced — all long
 // before the next tick.
 func TestRunPrimedWaitsThenFollowsChanges(t *testing.T) {
-	tr := collectortest.ActiveBackupTree(t)
+	tr := testtree.ActiveBackup(t)
 	root, err := rootdir.New(tr.Dir)
 	if err != nil {
 		t.Fatal(err)
@@ -362,7 +363,7 @@ func TestRunPrimedWaitsThenFollowsChanges(t *testing.T) {
 	case <-time.After(300 * time.Millisecond):
 	}
 
-	tr.Write("proc/net/bonding/bond0", collectortest.ActiveBackupProc("eth1", "down", "up", 1))
+	tr.Write("proc/net/bonding/bond0", testtree.ActiveBackupProc("eth1", "down", "up", 1))
 	tr.Write("sys/class/net/bond0/bonding/active_slave", "eth1\n")
 	src.changes <- struct{}{}
 	snap := <-snaps
@@ -373,7 +374,7 @@ func TestRunPrimedWaitsThenFollowsChanges(t *testing.T) {
 	// Unannounced: eth0's failure count goes up again. The re-reads run
 	// meanwhile: the file is replaced whole, never seen half written.
 	time.Sleep(150 * time.Millisecond)
-	tr.Write("bond0.new", collectortest.ActiveBackupProc("eth1", "down", "up", 2))
+	tr.Write("bond0.new", testtree.ActiveBackupProc("eth1", "down", "up", 2))
 	changed := time.Now()
 	if err := os.Rename(tr.Dir+"/bond0.new", tr.Dir+"/proc/net/bonding/bond0"); err != nil {
 		t.Fatal(err)

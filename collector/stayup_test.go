@@ -2,13 +2,12 @@ package collector_test
 
 import (
 	"errors"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/collector/rootdir"
+	"github.com/bondtop/bondtop/internal/testtree"
 	"github.com/bondtop/bondtop/model"
 )
 
@@ -17,17 +16,9 @@ import (
 // without it, the first read reports the mistake.
 func TestStayUpFirstRead(t *testing.T) {
 	empty := t.TempDir()
-	withBond := t.TempDir()
-	capture, err := os.ReadFile("../bonding/testdata/proc/8023ad-6.8-healthy-root.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Join(withBond, "proc/net/bonding"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(withBond, "proc/net/bonding/bond0"), capture, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	tree := testtree.New(t)
+	tree.ProcFile("bond0", "8023ad-6.8-healthy-root.txt")
+	withBond := tree.Dir
 	sample := func(dir string, o collector.Options) (*model.Snapshot, error) {
 		src, err := rootdir.New(dir)
 		if err != nil {

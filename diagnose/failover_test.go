@@ -10,6 +10,7 @@ import (
 
 	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/collector/rootdir"
+	"github.com/bondtop/bondtop/internal/testtree"
 	"github.com/bondtop/bondtop/model"
 )
 
@@ -45,18 +46,6 @@ func labTree(t *testing.T, name string) string {
 		t.Fatal(err)
 	}
 	return dst
-}
-
-// write puts content at rel under dir, making directories.
-func write(t *testing.T, dir, rel, content string) {
-	t.Helper()
-	p := filepath.Join(dir, rel)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // editProc replaces a line of bond0's procfs file (it must be there).
@@ -98,9 +87,9 @@ const bondDir = "sys/class/net/bond0/bonding/"
 // arpMonitor turns a tree's bond from miimon to the ARP monitor, with
 // the given targets, in sysfs and procfs alike.
 func arpMonitor(t *testing.T, dir, targets string) {
-	write(t, dir, bondDir+"miimon", "0\n")
-	write(t, dir, bondDir+"arp_interval", "1000\n")
-	write(t, dir, bondDir+"arp_ip_target", targets+"\n")
+	testtree.At(t, dir).Write(bondDir+"miimon", "0\n")
+	testtree.At(t, dir).Write(bondDir+"arp_interval", "1000\n")
+	testtree.At(t, dir).Write(bondDir+"arp_ip_target", targets+"\n")
 	editProc(t, dir, "MII Polling Interval (ms): 100\n", "MII Polling Interval (ms): 0\n")
 	editProc(t, dir, "Up Delay (ms)", "ARP Polling Interval (ms): 1000\nARP Missed Max: 2\nARP IP target/s (n.n.n.n form): "+strings.ReplaceAll(targets, " ", ",")+"\nUp Delay (ms)")
 }
@@ -134,7 +123,7 @@ func TestFailoverFindings(t *testing.T) {
 	}{
 		{id: IDNoLinkMonitor, tree: "Modes_balance-rr",
 			bad: func(t *testing.T, dir string) {
-				write(t, dir, bondDir+"miimon", "0\n")
+				testtree.At(t, dir).Write(bondDir+"miimon", "0\n")
 				editProc(t, dir, "MII Polling Interval (ms): 100\n", "MII Polling Interval (ms): 0\n")
 			},
 			good:        func(t *testing.T, dir string) {},
@@ -147,30 +136,30 @@ func TestFailoverFindings(t *testing.T) {
 			bad: func(t *testing.T, dir string) { arpMonitor(t, dir, "10.0.0.1 10.0.0.2") },
 			good: func(t *testing.T, dir string) {
 				arpMonitor(t, dir, "10.0.0.1 10.0.0.2")
-				write(t, dir, bondDir+"arp_validate", "active 1\n")
+				testtree.At(t, dir).Write(bondDir+"arp_validate", "active 1\n")
 			},
 			wantMessage: "arp_validate none"},
 		{id: IDDelayRounded, tree: "ActiveBackupFailover",
 			bad: func(t *testing.T, dir string) {
-				write(t, dir, "etc/netplan/01-bond.yaml", netplanAB("250"))
-				write(t, dir, bondDir+"updelay", "200\n")
+				testtree.At(t, dir).Write("etc/netplan/01-bond.yaml", netplanAB("250"))
+				testtree.At(t, dir).Write(bondDir+"updelay", "200\n")
 			},
 			good: func(t *testing.T, dir string) {
-				write(t, dir, "etc/netplan/01-bond.yaml", netplanAB("200"))
-				write(t, dir, bondDir+"updelay", "200\n")
+				testtree.At(t, dir).Write("etc/netplan/01-bond.yaml", netplanAB("200"))
+				testtree.At(t, dir).Write(bondDir+"updelay", "200\n")
 			},
 			wantMessage: "updelay 250 ms runs as 200 ms (/etc/netplan/01-bond.yaml:11)"},
 		{id: IDFailbackNoUpdelay, tree: "ActiveBackupFailover",
 			bad: func(t *testing.T, dir string) {},
 			good: func(t *testing.T, dir string) {
-				write(t, dir, bondDir+"updelay", "30000\n")
+				testtree.At(t, dir).Write(bondDir+"updelay", "30000\n")
 				editProc(t, dir, "Up Delay (ms): 0", "Up Delay (ms): 30000")
 			},
 			wantMessage: "primary dut0 with primary_reselect always and updelay 0"},
 		{id: IDNoGratARP, tree: "ActiveBackupFailover",
 			bad: func(t *testing.T, dir string) {
-				write(t, dir, bondDir+"num_grat_arp", "0\n")
-				write(t, dir, bondDir+"num_unsol_na", "0\n")
+				testtree.At(t, dir).Write(bondDir+"num_grat_arp", "0\n")
+				testtree.At(t, dir).Write(bondDir+"num_unsol_na", "0\n")
 			},
 			good:        func(t *testing.T, dir string) {},
 			wantMessage: "num_grat_arp 0"},
@@ -182,7 +171,7 @@ func TestFailoverFindings(t *testing.T) {
 			good: func(t *testing.T, dir string) {
 				pciDevice(t, dir, "dut0", "0000:3b:02.0", "0000:3b:00.0")
 				pciDevice(t, dir, "dut1", "0000:5e:02.0", "0000:5e:00.0")
-				write(t, dir, bondDir+"fail_over_mac", "active 1\n")
+				testtree.At(t, dir).Write(bondDir+"fail_over_mac", "active 1\n")
 			},
 			wantMessage: "SR-IOV VFs (dut0, dut1) with fail_over_mac none"},
 		{id: IDSharedFate, tree: "LACP_slaves-2",
@@ -208,23 +197,23 @@ func TestFailoverFindings(t *testing.T) {
 			wantMessage: "dut0, dut1 on PCI 0000:3b:00"},
 		{id: IDLACPRateSlow, tree: "LACP_slaves-2",
 			bad: func(t *testing.T, dir string) {
-				write(t, dir, bondDir+"lacp_rate", "slow 0\n")
+				testtree.At(t, dir).Write(bondDir+"lacp_rate", "slow 0\n")
 				editProc(t, dir, "LACP rate: fast", "LACP rate: slow")
 			},
 			good:        func(t *testing.T, dir string) {},
 			wantMessage: "lacp_rate slow"},
 		{id: IDConfigUnknown, tree: "Modes_broadcast",
-			bad: func(t *testing.T, dir string) { write(t, dir, "etc/hostname", "h\n") },
+			bad: func(t *testing.T, dir string) { testtree.At(t, dir).Write("etc/hostname", "h\n") },
 			good: func(t *testing.T, dir string) {
-				write(t, dir, "etc/network/interfaces", "iface bond0 inet manual\n  bond-slaves dut0 dut1\n  bond-mode broadcast\n  bond-miimon 100\n")
+				testtree.At(t, dir).Write("etc/network/interfaces", "iface bond0 inet manual\n  bond-slaves dut0 dut1\n  bond-mode broadcast\n  bond-miimon 100\n")
 			},
 			wantMessage: "bond0 is in no configuration file"},
 		{id: IDConfigDrift, tree: "Modes_broadcast",
 			bad: func(t *testing.T, dir string) {
-				write(t, dir, "etc/network/interfaces", "iface bond0 inet manual\n  bond-slaves dut0 dut1\n  bond-mode broadcast\n  bond-miimon 100\n  bond-updelay 200\n")
+				testtree.At(t, dir).Write("etc/network/interfaces", "iface bond0 inet manual\n  bond-slaves dut0 dut1\n  bond-mode broadcast\n  bond-miimon 100\n  bond-updelay 200\n")
 			},
 			good: func(t *testing.T, dir string) {
-				write(t, dir, "etc/network/interfaces", "iface bond0 inet manual\n  bond-slaves dut0 dut1\n  bond-mode broadcast\n  bond-miimon 100\n  bond-updelay 0\n")
+				testtree.At(t, dir).Write("etc/network/interfaces", "iface bond0 inet manual\n  bond-slaves dut0 dut1\n  bond-mode broadcast\n  bond-miimon 100\n  bond-updelay 0\n")
 			},
 			wantMessage: "updelay 0, configured 200"},
 	} {
@@ -276,7 +265,7 @@ func TestIdentityChanges(t *testing.T) {
 		change func(t *testing.T, dir string)
 	}{
 		{IDBondMACChanged, model.EventBondMAC, func(t *testing.T, dir string) {
-			write(t, dir, "sys/class/net/bond0/address", "02:00:00:00:00:99\n")
+			testtree.At(t, dir).Write("sys/class/net/bond0/address", "02:00:00:00:00:99\n")
 		}},
 		{IDLACPSystemChanged, model.EventLACPSystem, func(t *testing.T, dir string) {
 			editProc(t, dir, "System MAC address: ba:2f:79:00:71:94", "System MAC address: 02:00:00:00:00:99")
@@ -328,7 +317,7 @@ func TestIdentityChanges(t *testing.T) {
 // finding says so and is information, not a warning.
 func TestConfigUnknownUnreadable(t *testing.T) {
 	dir := labTree(t, "Modes_broadcast")
-	write(t, dir, "etc/hostname", "h\n")
+	testtree.At(t, dir).Write("etc/hostname", "h\n")
 	src, err := rootdir.New(dir)
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"github.com/bondtop/bondtop/collector/demo"
 	"github.com/bondtop/bondtop/collector/rootdir"
 	"github.com/bondtop/bondtop/diagnose"
+	"github.com/bondtop/bondtop/internal/testtree"
 	"github.com/prometheus/common/model"
 )
 
@@ -28,15 +29,9 @@ func fixtureRoot(t *testing.T, name string) string {
 	if err != nil {
 		t.Fatalf("fixture %s: neither a lab tree nor a field capture: %v", name, err)
 	}
-	root := t.TempDir()
-	dir := filepath.Join(root, "proc/net/bonding")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "bond0"), capture, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return root
+	tree := testtree.New(t)
+	tree.Write("proc/net/bonding/bond0", string(capture))
+	return tree.Dir
 }
 
 func isDir(p string) bool {

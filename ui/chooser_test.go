@@ -22,11 +22,11 @@ import (
 func manyBonds(t *testing.T) *sim {
 	t.Helper()
 	h := newHost(t)
-	tr, err := bondtree.Write(h.dir, 64, 2)
+	tr, err := bondtree.Write(h.Dir, 64, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	proc := filepath.Join(h.dir, "proc/net/bonding/bond7")
+	proc := filepath.Join(h.Dir, "proc/net/bonding/bond7")
 	text, err := os.ReadFile(proc)
 	if err != nil {
 		t.Fatal(err)
@@ -35,7 +35,7 @@ func manyBonds(t *testing.T) *sim {
 	if err := os.WriteFile(proc, []byte(down), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	src, err := rootdir.New(h.dir)
+	src, err := rootdir.New(h.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -86,7 +86,7 @@ func TestPauseHoldsScreenAndEvents(t *testing.T) {
 	s.press("p")
 	mustContain(t, s.text(), "PAUSED")
 	// eth0 comes back while paused: the screen stays, the event waits.
-	h.write("proc/net/bonding/bond0", activeBackupProc("eth1", "up", 1))
+	h.Write("proc/net/bonding/bond0", activeBackupProc("eth1", "up", 1))
 	h.traffic(time.Second, map[string][2]float64{"eth1": {1e8, 1e8}, "bond0": {1e8, 1e8}})
 	s.d.apply([]*model.Snapshot{h.sample(time.Second)})
 	s.draw()
@@ -148,10 +148,8 @@ func TestFocusCycles(t *testing.T) {
 func TestBondVanishesAndReturns(t *testing.T) {
 	h := failoverHost(t)
 	s := newSim(t, h, 100, 30, false)
-	h.write("sys/class/net/bonding_masters", "\n")
-	if err := removeAll(h, "proc/net/bonding/bond0"); err != nil {
-		t.Fatal(err)
-	}
+	h.Write("sys/class/net/bonding_masters", "\n")
+	h.Remove("proc/net/bonding/bond0")
 	s.d.apply([]*model.Snapshot{h.sample(time.Second)})
 	s.draw()
 	screen := s.text()
@@ -160,8 +158,8 @@ func TestBondVanishesAndReturns(t *testing.T) {
 	mustContain(t, screen, "bond0 is gone (deleted, or the bonding")
 	mustContain(t, screen, "━eth0") // the graphs keep what was seen
 
-	h.write("sys/class/net/bonding_masters", "bond0\n")
-	h.write("proc/net/bonding/bond0", activeBackupProc("eth1", "up", 1))
+	h.Write("sys/class/net/bonding_masters", "bond0\n")
+	h.Write("proc/net/bonding/bond0", activeBackupProc("eth1", "up", 1))
 	s.d.apply([]*model.Snapshot{h.sample(time.Second)})
 	s.draw()
 	screen = s.text()
@@ -172,9 +170,9 @@ func TestBondVanishesAndReturns(t *testing.T) {
 
 func TestChooseAmongSeveralBonds(t *testing.T) {
 	h := newHost(t)
-	h.write("proc/net/bonding/bond0", activeBackupProc("eth0", "up", 0))
+	h.Write("proc/net/bonding/bond0", activeBackupProc("eth0", "up", 0))
 	h.procFile("bond1", "8023ad-6.8-healthy-root.txt")
-	h.write("sys/class/net/bonding_masters", "bond0 bond1\n")
+	h.Write("sys/class/net/bonding_masters", "bond0 bond1\n")
 	for _, ifname := range []string{"bond0", "bond1", "eth0", "eth1", "e1", "e2"} {
 		h.bytes[ifname] = [2]uint64{}
 	}

@@ -153,8 +153,8 @@ func TestNewPanelsEverySize(t *testing.T) {
 // the drifted setting with both values, and the file and line.
 func TestDiagnosisDrift(t *testing.T) {
 	h := newHost(t)
-	h.dir = filepath.Join("..", "testdata", "lab", "Drift_netplan")
-	src, err := rootdir.New(h.dir)
+	h.Dir = filepath.Join("..", "testdata", "lab", "Drift_netplan")
+	src, err := rootdir.New(h.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,31 +4,28 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"strconv"
+	"strings"
 	"testing"
 	"time"
 
-	"github.com/bondtop/bondtop/bonding"
 	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/collector/rootdir"
+	"github.com/bondtop/bondtop/internal/testtree"
 	"github.com/bondtop/bondtop/model"
 )
 
-// host is a fake host root (DIR/proc, DIR/sys) whose counters a test moves
-// forward, sampled by a real Sampler on a fake clock: the screens are
-// built from the same Snapshots the live dashboard gets, and the time on
-// them is always the same.
+// host is a fake host root (internal/testtree) whose counters a test
+// moves forward, sampled by a real Sampler on a fake clock: the screens
+// are built from the same Snapshots the live dashboard gets, and the time
+// on them is always the same.
 type host struct {
+	*testtree.Tree
 	t       *testing.T
-	dir     string
 	now     time.Time
 	sampler *collector.Sampler
 	// bytes are the cumulative rx, tx counters per interface.
 	bytes map[string][2]uint64
 	snaps []*model.Snapshot
-	// made remembers directories created and counters written once, so
-	// 90 samples do not cost thousands of syscalls.
-	made map[string]bool
 }
 
 // start is the fake clock's first reading: the screens show 12:00:00 on.
@@ -36,59 +33,29 @@ var start = time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 
 func newHost(t *testing.T) *host {
 	t.Helper()
-	return &host{t: t, dir: t.TempDir(), now: start, bytes: map[string][2]uint64{}, made: map[string]bool{}}
+	return &host{Tree: testtree.New(t), t: t, now: start, bytes: map[string][2]uint64{}}
 }
 
-func (h *host) write(rel, content string) {
-	h.t.Helper()
-	p := filepath.Join(h.dir, rel)
-	if dir := filepath.Dir(p); !h.made[dir] {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			h.t.Fatal(err)
-		}
-		h.made[dir] = true
-	}
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		h.t.Fatal(err)
-	}
-}
-
-// procFile installs a /proc/net/bonding file: a name under
-// bonding/testdata/proc or ui/testdata/proc.
+// procFile installs a /proc/net/bonding file: a kernel capture of
+// bonding/testdata/proc, or one of ui/testdata/proc made for a screen.
 func (h *host) procFile(bond, file string) {
 	h.t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "bonding", "testdata", "proc", file))
+	data, err := os.ReadFile(filepath.Join("testdata", "proc", file))
 	if os.IsNotExist(err) {
-		data, err = os.ReadFile(filepath.Join("testdata", "proc", file))
+		h.ProcFile(bond, file)
+		return
 	}
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	h.write("proc/net/bonding/"+bond, string(data))
-}
-
-// counters writes the statistics files of ifname: bytes and packets
-// every time, the error counters (zero) the first time.
-func (h *host) counters(ifname string, rx, tx uint64) {
-	h.t.Helper()
-	vals := map[bonding.Counter]uint64{
-		bonding.RxBytes: rx, bonding.TxBytes: tx,
-		bonding.RxPackets: rx / 1000, bonding.TxPackets: tx / 1000,
-	}
-	first := !h.made["counters "+ifname]
-	h.made["counters "+ifname] = true
-	for c := bonding.Counter(0); c < bonding.NumCounters; c++ {
-		if v, moving := vals[c]; moving || first {
-			h.write("sys/class/net/"+ifname+"/statistics/"+c.String(), strconv.FormatUint(v, 10)+"\n")
-		}
-	}
+	h.Write("proc/net/bonding/"+bond, string(data))
 }
 
 // open starts the sampler (after the tree is written) and takes the first
 // sample.
 func (h *host) open(interval time.Duration, bonds ...string) {
 	h.t.Helper()
-	src, err := rootdir.New(h.dir)
+	src, err := rootdir.New(h.Dir)
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -107,7 +74,7 @@ func (h *host) traffic(d time.Duration, rates map[string][2]float64) {
 		h.bytes[ifname] = c
 	}
 	for ifname, c := range h.bytes {
-		h.counters(ifname, c[0], c[1])
+		h.Counters(ifname, c[0], c[1])
 	}
 }
 
@@ -133,7 +100,7 @@ func wave(base, swing float64, step, period int, phase float64) float64 {
 func lacpHost(t *testing.T, proc string, carry []string) *host {
 	h := newHost(t)
 	h.procFile("bond0", proc)
-	h.write("sys/class/net/bonding_masters", "bond0\n")
+	h.Write("sys/class/net/bonding_masters", "bond0\n")
 	for _, ifname := range []string{"bond0", "e1", "e2", "e3", "e4"} {
 		h.bytes[ifname] = [2]uint64{}
 	}
@@ -156,43 +123,19 @@ func lacpHost(t *testing.T, proc string, carry []string) *host {
 	return h
 }
 
-// activeBackupProc is bond0 in active-backup over eth0 and eth1.
+// activeBackupProc is bond0 in active-backup over eth0 and eth1, eth0
+// its primary.
 func activeBackupProc(active, mii0 string, failures0 int) string {
-	return `Ethernet Channel Bonding Driver: v6.8.0
-
-Bonding Mode: fault-tolerance (active-backup)
-Primary Slave: eth0 (primary_reselect always)
-Currently Active Slave: ` + active + `
-MII Status: up
-MII Polling Interval (ms): 100
-Up Delay (ms): 0
-Down Delay (ms): 0
-Peer Notification Delay (ms): 0
-
-Slave Interface: eth0
-MII Status: ` + mii0 + `
-Speed: 1000 Mbps
-Duplex: full
-Link Failure Count: ` + strconv.Itoa(failures0) + `
-Permanent HW addr: 52:54:00:00:00:01
-Slave queue ID: 0
-
-Slave Interface: eth1
-MII Status: up
-Speed: 1000 Mbps
-Duplex: full
-Link Failure Count: 0
-Permanent HW addr: 52:54:00:00:00:02
-Slave queue ID: 0
-`
+	return strings.Replace(testtree.ActiveBackupProc(active, mii0, "up", failures0),
+		"Primary Slave: None", "Primary Slave: eth0 (primary_reselect always)", 1)
 }
 
 // failoverHost is active-backup bond0: eth0 carries ~800 Mbit/s for 45 s,
 // then its link goes down and eth1 takes over for 15 s.
 func failoverHost(t *testing.T) *host {
 	h := newHost(t)
-	h.write("proc/net/bonding/bond0", activeBackupProc("eth0", "up", 0))
-	h.write("sys/class/net/bonding_masters", "bond0\n")
+	h.Write("proc/net/bonding/bond0", activeBackupProc("eth0", "up", 0))
+	h.Write("sys/class/net/bonding_masters", "bond0\n")
 	for _, ifname := range []string{"bond0", "eth0", "eth1"} {
 		h.bytes[ifname] = [2]uint64{}
 	}
@@ -204,7 +147,7 @@ func failoverHost(t *testing.T) *host {
 			active = "eth1"
 		}
 		if step == 46 {
-			h.write("proc/net/bonding/bond0", activeBackupProc("eth1", "down", 1))
+			h.Write("proc/net/bonding/bond0", activeBackupProc("eth1", "down", 1))
 		}
 		rx := wave(600e6, 150e6, step, 20, 0)
 		tx := wave(750e6, 100e6, step, 15, 1)
@@ -213,5 +156,3 @@ func failoverHost(t *testing.T) *host {
 	}
 	return h
 }
-
-func removeAll(h *host, rel string) error { return os.RemoveAll(filepath.Join(h.dir, rel)) }

@@ -9,13 +9,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/bondtop/bondtop/internal/testbin"
+	"github.com/bondtop/bondtop/internal/testtree"
 )
 
 // binary is the real bondtop, built once per test run.
@@ -25,52 +25,15 @@ func binary(t *testing.T) string { return testbin.Build(t, ".") }
 // show it to root on a 6.x kernel, with every counter at zero.
 func hostTree(t *testing.T) string {
 	t.Helper()
-	dir := t.TempDir()
-	write := func(rel, content string) { writeTreeFile(t, dir, rel, content) }
-	proc, err := os.ReadFile("../../bonding/testdata/proc/8023ad-6.8-healthy-root.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	write("proc/net/bonding/bond0", string(proc))
-	write("sys/class/net/bonding_masters", "bond0\n")
-	write("sys/class/net/bond0/bonding/mode", "802.3ad 4\n")
-	write("sys/class/net/bond0/bonding/slaves", "e1 e2\n")
+	tree := testtree.New(t)
+	tree.ProcFile("bond0", "8023ad-6.8-healthy-root.txt")
+	tree.Write("sys/class/net/bonding_masters", "bond0\n")
+	tree.Write("sys/class/net/bond0/bonding/mode", "802.3ad 4\n")
+	tree.Write("sys/class/net/bond0/bonding/slaves", "e1 e2\n")
 	for _, ifname := range []string{"bond0", "e1", "e2"} {
-		writeCounters(t, dir, ifname, 0, 0)
+		writeStat(t, tree.Dir, ifname, 0, 0, true)
 	}
-	return dir
-}
-
-// writeTreeFile writes DIR/rel, making its directories.
-func writeTreeFile(t *testing.T, dir, rel, content string) {
-	t.Helper()
-	p := filepath.Join(dir, rel)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func writeCounters(t *testing.T, dir, ifname string, rx, tx uint64) {
-	for name, v := range map[string]uint64{"rx_bytes": rx, "tx_bytes": tx, "rx_packets": rx / 1500, "tx_packets": tx / 1500} {
-		p := filepath.Join(dir, "sys/class/net", ifname, "statistics", name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Error(err)
-			return
-		}
-		// Write a new file and rename it over the old one, as the kernel's
-		// files never show a half-written value.
-		tmp := p + ".tmp"
-		if err := os.WriteFile(tmp, []byte(strconv.FormatUint(v, 10)+"\n"), 0o644); err != nil {
-			t.Error(err)
-			return
-		}
-		if err := os.Rename(tmp, p); err != nil {
-			t.Error(err)
-		}
-	}
+	return tree.Dir
 }
 
 // TestOnceJSONRatesFromAdvancingCounters runs the real binary on a tree

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bondtop/bondtop/internal/testtree"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 )
@@ -131,9 +132,9 @@ const noDriverSeries = `bondtop_sample_errors_total{kind="no_bonding_driver"}`
 // bondtop_bonds 0, a counted no_bonding_driver sample for every tick, and
 // the log says so once however many ticks pass.
 func TestHeadlessWithoutDriver(t *testing.T) {
-	empty := t.TempDir()
-	writeTreeFile(t, empty, "proc/net/dev", "Inter-|   Receive\n face |bytes\n")
-	got, stderr := startHeadless(t, func(m map[string]float64) bool { return m[noDriverSeries] >= 10 }, "--root", empty)
+	empty := testtree.New(t)
+	empty.Write("proc/net/dev", "Inter-|   Receive\n face |bytes\n")
+	got, stderr := startHeadless(t, func(m map[string]float64) bool { return m[noDriverSeries] >= 10 }, "--root", empty.Dir)
 	if v, ok := got["bondtop_bonds"]; !ok || v != 0 {
 		t.Errorf("bondtop_bonds = %v (served %v), want 0", v, ok)
 	}

@@ -35,7 +35,7 @@ func TestScrapeReadsCounters(t *testing.T) {
 		defer wg.Done()
 		for {
 			tx := uint64(rate * time.Since(start).Seconds())
-			writeCounters(t, dir, "e1", 0, tx)
+			writeStat(t, dir, "e1", 0, tx, true)
 			select {
 			case <-stop:
 				return

@@ -49,3 +49,29 @@ func readMemory(pid string) (rss, hwm int64, err error) {
 	}
 	return rss, hwm, nil
 }
+
+// writeStat sets an interface's byte counters (packets too when all is
+// set), each file replaced whole (rename) as the kernel's never show half
+// a value.
+func writeStat(t *testing.T, dir, ifname string, rx, tx uint64, all bool) {
+	values := map[string]uint64{"rx_bytes": rx, "tx_bytes": tx}
+	if all {
+		values["rx_packets"], values["tx_packets"] = rx/1500, tx/1500
+	}
+	for name, v := range values {
+		p := filepath.Join(dir, "sys/class/net", ifname, "statistics", name)
+		if all {
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+		if err := os.WriteFile(p+".tmp", []byte(strconv.FormatUint(v, 10)+"\n"), 0o644); err != nil {
+			t.Error(err)
+			return
+		}
+		if err := os.Rename(p+".tmp", p); err != nil {
+			t.Error(err)
+		}
+	}
+}

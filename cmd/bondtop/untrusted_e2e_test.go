@@ -19,6 +19,7 @@ import (
 	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/collector/demo"
 	"github.com/bondtop/bondtop/internal/dirstate"
+	"github.com/bondtop/bondtop/internal/testtree"
 	"github.com/bondtop/bondtop/model"
 	"github.com/bondtop/bondtop/record"
 )
@@ -178,9 +179,9 @@ var escapeNames = []string{
 // carry terminal escapes.
 func escapeTree(t *testing.T) string {
 	t.Helper()
-	dir := t.TempDir()
+	tree := testtree.New(t)
+	dir, write := tree.Dir, tree.Write
 	bond, s0, s1, s2 := escapeNames[0], escapeNames[1], escapeNames[2], escapeNames[3]
-	write := func(rel, content string) { writeTreeFile(t, dir, rel, content) }
 	proc := "Ethernet Channel Bonding Driver: v6.8.0-54-generic\n\n" +
 		"Bonding Mode: fault-tolerance (active-backup)\n" +
 		"Primary Slave: " + s0 + " (primary_reselect always)\n" +
@@ -195,7 +196,7 @@ func escapeTree(t *testing.T) string {
 	write("sys/class/net/"+bond+"/bonding/mode", "active-backup\x1b[2J 1\n")
 	write("sys/class/net/"+bond+"/bonding/slaves", s0+" "+s1+" "+s2+"\n")
 	for _, s := range []string{bond, s0, s1, s2} {
-		writeCounters(t, dir, s, 1000, 1000)
+		writeStat(t, dir, s, 1000, 1000, true)
 	}
 	for _, s := range []string{s0, s1, s2} {
 		write("sys/class/net/"+s+"/bonding_slave/state", "backup\x1b]0;x\x07\n")

@@ -11,6 +11,7 @@ import (
 	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/collector/demo"
 	"github.com/bondtop/bondtop/collector/internal/collectortest"
+	"github.com/bondtop/bondtop/internal/testtree"
 	"github.com/bondtop/bondtop/model"
 )
 
@@ -24,7 +25,7 @@ type advancingCounters struct {
 	n     uint64
 }
 
-func newAdvancingCounters(tb testing.TB, tr *collectortest.Tree) *advancingCounters {
+func newAdvancingCounters(tb testing.TB, tr *testtree.Tree) *advancingCounters {
 	a := &advancingCounters{buf: make([]byte, 0, 32)}
 	for _, s := range []string{"e1", "e2", "e3", "e4"} {
 		for _, c := range []string{"rx_bytes", "tx_bytes"} {
@@ -66,7 +67,7 @@ func tickingRoot(tb testing.TB, recycle bool) *rootTicker {
 
 // tickingRootWith is tickingRoot with options of the test's (set).
 func tickingRootWith(tb testing.TB, recycle bool, set func(*collector.Options)) *rootTicker {
-	tr := collectortest.FourSlaveTree(tb)
+	tr := testtree.FourSlave(tb)
 	counters := newAdvancingCounters(tb, tr)
 	src, err := New(tr.Dir)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/bondtop/bondtop/collector"
 	"github.com/bondtop/bondtop/collector/internal/collectortest"
+	"github.com/bondtop/bondtop/internal/testtree"
 )
 
 // BenchmarkSamplerTickRoot is one sampler tick over a 4-slave root tree:
@@ -25,7 +26,7 @@ func BenchmarkSamplerTickRoot(b *testing.B) { benchmarkTickRoot(b, false) }
 func BenchmarkSamplerTickRootViaOSRoot(b *testing.B) { benchmarkTickRoot(b, true) }
 
 func benchmarkTickRoot(b *testing.B, viaOSRoot bool) {
-	tr := collectortest.FourSlaveTree(b)
+	tr := testtree.FourSlave(b)
 	src, err := New(tr.Dir)
 	if err != nil {
 		b.Fatal(err)
@@ -53,7 +54,7 @@ func benchmarkTickRoot(b *testing.B, viaOSRoot bool) {
 // once the history rings are allocated: the snapshot of each tick is
 // garbage after the next.
 func TestSamplerSteadyStateHeap(t *testing.T) {
-	tr := collectortest.FourSlaveTree(t)
+	tr := testtree.FourSlave(t)
 	src, err := New(tr.Dir)
 	if err != nil {
 		t.Fatal(err)
@@ -90,7 +91,7 @@ func heapInUse() uint64 {
 // difference is the cost of file syscalls, which dominates root-source
 // ticks.
 func BenchmarkSamplerTickRootNetDev(b *testing.B) {
-	tr := collectortest.FourSlaveTree(b)
+	tr := testtree.FourSlave(b)
 	var netdev strings.Builder
 	netdev.WriteString("Inter-|   Receive                                                |  Transmit\n")
 	netdev.WriteString(" face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed\n")

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/bondtop/bondtop/collector"
-	"github.com/bondtop/bondtop/collector/internal/collectortest"
 	"github.com/bondtop/bondtop/collector/internal/hostfiles"
+	"github.com/bondtop/bondtop/internal/testtree"
 )
 
 const outsideSecret = "outside-secret-4c1f"
@@ -22,13 +22,13 @@ const outsideSecret = "outside-secret-4c1f"
 // can hold: links out of the tree (absolute and by ..), a link to
 // /dev/zero, a FIFO, a file far larger than any procfs file; and a link
 // that stays inside the tree, as copied sysfs trees have.
-func hostileTree(t *testing.T) *collectortest.Tree {
+func hostileTree(t *testing.T) *testtree.Tree {
 	t.Helper()
 	outside := filepath.Join(t.TempDir(), "secret")
 	if err := os.WriteFile(outside, []byte(outsideSecret+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	tr := collectortest.ActiveBackupTree(t)
+	tr := testtree.ActiveBackup(t)
 	link := func(target, rel string) {
 		t.Helper()
 		tr.Remove(rel)
@@ -147,7 +147,7 @@ func truncateForTest(b []byte) []byte {
 // TestWarningsCappedPerFile: a procfs file of thousands of garbled lines,
 // under the size cap, adds a handful of warnings, not thousands.
 func TestWarningsCappedPerFile(t *testing.T) {
-	tr := collectortest.ActiveBackupTree(t)
+	tr := testtree.ActiveBackup(t)
 	var netdev strings.Builder
 	netdev.WriteString("Inter-|   Receive\n face |bytes\n")
 	for range 20000 {
@@ -194,7 +194,7 @@ func TestWarningsCappedPerFile(t *testing.T) {
 // as an on-disk file's size is reached. A missing file is an error that
 // names it, and a file one byte over the cap is refused.
 func TestRootFSReadsWholeFiles(t *testing.T) {
-	tr := collectortest.NewTree(t)
+	tr := testtree.New(t)
 	sizes := []int{0, 5, 4095, 4096, 4097, 300_000, 3, maxTreeFile, 7}
 	for i, n := range sizes {
 		tr.Write(fmt.Sprintf("f%d", i), strings.Repeat(string(rune('a'+i)), n))
@@ -332,7 +332,7 @@ func openRootFSVia(t *testing.T, dir, way string) *rootFS {
 // one without them does, once a tick, whatever the number of interfaces
 // that need it.
 func TestNetDevReadOnlyWhenNeeded(t *testing.T) {
-	tr := collectortest.ActiveBackupTree(t)
+	tr := testtree.ActiveBackup(t)
 	tr.Write("proc/net/dev", "Inter-|   Receive\n face |bytes\n  eth0: not numbers\n")
 	src, err := New(tr.Dir)
 	if err != nil {
