@@ -18,6 +18,8 @@ type configCache struct {
 	r      ConfigReader
 	at     time.Time
 	latest *model.HostConfig
+	// follows tells the bonds whose events a snapshot carries.
+	follows func(bond string) bool
 }
 
 // get returns the configuration in force and the bond_mac_changed events
@@ -41,14 +43,15 @@ func (c *configCache) get(now time.Time, bonds []bonding.Bond) (*model.HostConfi
 	return hc, evs
 }
 
-// attachConfig gives snap the configuration in force, the MAC changes a
-// new reading found, notes on configuration files that could not be read
-// and warnings on lines that could not be understood.
-func (s *Sampler) attachConfig(now time.Time, snap *model.Snapshot, bonds []bonding.Bond) {
-	hc, evs := s.config.get(now, bonds)
+// track gives the snapshot the configuration in force, the MAC changes
+// a new reading found, notes on configuration files that could not be
+// read and warnings on lines that could not be understood.
+func (c *configCache) track(k *tick) {
+	hc, evs := c.get(k.now, k.bonds)
+	snap := k.snap
 	snap.Config = hc
 	for _, e := range evs {
-		if s.follows(e.Bond) {
+		if c.follows(e.Bond) {
 			snap.Events = append(snap.Events, e)
 		}
 	}

@@ -8,7 +8,8 @@
 // per-flow counters, collector/flowmeter, turned into rates, per-slave
 // sums and the check of each flow's slave against the hash), the switch
 // side of each slave (collector/neighbors), the physical layer, the
-// host's settings and configuration.
+// host's settings and configuration. Each tracker is one type behind
+// one method (tracker.go), run in a fixed order every tick.
 //
 // The Source contract, the required interface and every optional
 // capability, is one file: source.go. The sources are packages of their

@@ -182,28 +182,3 @@ func appendPredictionKey(dst []byte, b *bonding.Bond, usable []string) ([]byte, 
 	dst = append(dst, '|')
 	return strconv.AppendInt(dst, int64(len(b.Slaves)), 10), usable // a new slave adds a SlaveFlows row
 }
-
-// enrich adds what the Sampler gathers beside the bonds' readings: the
-// flow tables, host settings, and the analyzer's findings.
-func (s *Sampler) enrich(now time.Time, snap *model.Snapshot, bonds []bonding.Bond, arrays *lentSnapshot) {
-	// The meter first, right after the source's counters: both then
-	// cover the same interval, the socket dump in between aside.
-	var mr meterRead
-	fresh := false
-	if s.meter != nil {
-		mr, fresh = s.meter.read(now, snap, bonds, s.opts.MeterEvery, s.Interval())
-	}
-	if s.flows != nil {
-		s.flows.attach(now, snap, bonds, arrays)
-	}
-	s.measure(now, snap, bonds, mr, fresh)
-	if s.host != nil {
-		snap.Host = s.host.get(now)
-	}
-	if s.config != nil {
-		s.attachConfig(now, snap, bonds)
-	}
-	if s.opts.Analyze != nil {
-		s.opts.Analyze(snap)
-	}
-}

@@ -113,21 +113,22 @@ type Sampler struct {
 	interval        atomic.Int64
 	intervalChanged chan struct{}
 	// pace judges whether the ticks keep the interval (see judgePace).
-	pace      pace
-	flows     *flowTracker  // nil without a FlowReader
-	host      *hostCache    // nil when the Source is no HostReader
-	config    *configCache  // nil when the Source is no ConfigReader
-	meter     *meterTracker // nil without a Meter
-	kernel    *bonding.KernelVersion
-	neighbors *neighborTracker // nil without a NeighborReader
-	phys      *physTracker     // nil when the Source is no PhysicalReader
-	relay     Relay            // nil unless the Source relays another bondtop's view
+	pace pace
+	// trackers add the parts of a sample beyond the bonds' readings, in
+	// order (tracker.go); tick is what they share while one runs.
+	trackers []tracker
+	tick     tick
+	flows    *flowTracker // nil without a FlowReader; its kernel is hashKernel's
+	kernel   *bonding.KernelVersion
+	relay    Relay // nil unless the Source relays another bondtop's view
 	// backfilled names the bonds whose past a Backfiller source was
 	// asked for (Focus).
 	backfillMu sync.Mutex
 	backfilled map[string]bool
-	// snaps are the snapshots lent and handed back (Options.Recycle).
-	snaps snapshotStore
+	// snaps are the snapshots lent and handed back (Options.Recycle);
+	// unlent makes the arrays of one that is not.
+	snaps  snapshotStore
+	unlent lentSnapshot
 }
 
 // NewSampler makes a Sampler over src.
@@ -153,37 +154,7 @@ func NewSampler(src Source, opts Options) *Sampler {
 	if opts.History > 0 {
 		s.hist = NewHistory(opts.History, opts.Interval)
 	}
-	if opts.Flows == nil {
-		opts.Flows, _ = src.(FlowReader)
-	}
-	if opts.Flows != nil {
-		s.flows = newFlowTracker(opts.Flows, opts.FlowInterval)
-	}
-	if opts.Meter == nil {
-		if ms, ok := src.(MeterSource); ok {
-			opts.Meter = ms.FlowMeter()
-		}
-	}
-	if opts.Meter != nil {
-		s.meter = newMeterTracker(opts.Meter)
-	}
-	if opts.Neighbors == nil {
-		opts.Neighbors, _ = src.(NeighborReader)
-	}
-	counters, _ := src.(PortCounterReader)
-	if opts.Neighbors != nil || counters != nil {
-		s.neighbors = newNeighborTracker(opts.Neighbors, counters)
-		s.neighbors.firmware, _ = src.(FirmwareLLDPReader)
-	}
-	if pr, ok := src.(PhysicalReader); ok {
-		s.phys = newPhysTracker(pr)
-	}
-	if h, ok := src.(HostReader); ok {
-		s.host = &hostCache{r: h}
-	}
-	if c, ok := src.(ConfigReader); ok {
-		s.config = &configCache{r: c}
-	}
+	s.trackers = s.buildTrackers(src, opts)
 	s.relay, _ = src.(Relay)
 	return s
 }
@@ -342,13 +313,7 @@ func (s *Sampler) sampleReading(r Reading) (*model.Snapshot, error) {
 	}
 	s.hold(r.Bonds, r.Bonds)
 	s.prevCountersAt, s.prevAt, s.started = span.countersAt, now, true
-	if s.neighbors != nil {
-		s.neighbors.attach(snap, s.Interval(), arrays.sideRooms())
-	}
-	if s.phys != nil {
-		s.phys.attach(now, snap)
-	}
-	s.enrich(now, snap, r.Bonds, arrays)
+	s.track(now, snap, r.Bonds, arrays)
 	if s.hist != nil {
 		s.hist.Record(snap)
 	}
@@ -364,7 +329,11 @@ func (s *Sampler) newSnapshot() (*model.Snapshot, *lentSnapshot) {
 	if s.opts.Recycle {
 		return s.snaps.take()
 	}
-	return new(model.Snapshot), new(lentSnapshot)
+	// A snapshot that is not filled again gets new arrays every tick;
+	// the slot that makes them is the Sampler's own, cleared (the
+	// trackers' tick holds it, so a new one would be an allocation).
+	s.unlent = lentSnapshot{}
+	return new(model.Snapshot), &s.unlent
 }
 
 // Release hands back a snapshot this Sampler made, once its consumer

@@ -28,6 +28,10 @@ type IfindexResolver interface {
 type meterTracker struct {
 	meter   flowmeter.Meter
 	ifindex func(string) (int, error)
+	// every is how often the meter is read (Options.MeterEvery); kernel
+	// is the kernel the predictions follow (Sampler.hashKernel).
+	every  time.Duration
+	kernel func() bonding.KernelVersion
 
 	synced  string         // the slave set Sync last accepted
 	names   map[int]string // ifindex -> slave, as last synced
@@ -619,27 +623,6 @@ func runningKernel() bonding.KernelVersion {
 		return bonding.KernelVersion{Major: 6, Minor: 12}
 	}
 	return k
-}
-
-// measure gives every bond of snap its measured traffic: the meter's
-// flows (mr, read by readMeter), or "sockets" and why when there is no
-// meter but a reason was given.
-func (s *Sampler) measure(now time.Time, snap *model.Snapshot, bonds []bonding.Bond, mr meterRead, fresh bool) {
-	if s.meter == nil {
-		if s.opts.MeterWhy == "" {
-			return
-		}
-		why := &model.MeasuredTraffic{Source: model.SourceSockets, Why: s.opts.MeterWhy}
-		for i := range snap.Bonds {
-			snap.Bonds[i].Measured = why
-		}
-		return
-	}
-	if !fresh {
-		s.meter.showLast(snap) // between two reads (Options.MeterEvery)
-		return
-	}
-	s.meter.attach(now, snap, bonds, s.hashKernel(), mr)
 }
 
 // hashKernel is the kernel version the predictions follow: the flow
