@@ -292,7 +292,7 @@ func TestServerCountsFromTestStart(t *testing.T) {
 		send(1, early)
 		expectStates(t, ctl, stTestRunning)
 		send(early+1, total)
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(200 * time.Millisecond) // for the server to read them, on a busy machine too
 		ctl.writeState(stTestEnd)
 		expectStates(t, ctl, stExchangeResults)
 		ctl.writeJSON(results{Streams: []streamResult{{ID: 1, Packets: total}}})
