@@ -134,7 +134,11 @@ type dashboard struct {
 	flowRows     flowRowsMemo
 	loadp        *loadPanel
 	// listOrder orders the bond list (Options.ListOrder); nil: natural.
+	// ordered is the list in that order as of the last snapshot applied:
+	// the order changes only with a refresh of the source, and ranking
+	// 10 000 names costs milliseconds, too much for every draw and key.
 	listOrder func() []string
+	ordered   []string
 	// focused is the bond last named to a Focuser feed.
 	focused string
 
@@ -292,6 +296,7 @@ func (d *dashboard) apply(batch []*model.Snapshot) {
 
 // applied follows the snapshots just applied to the Model.
 func (d *dashboard) applied() {
+	d.ordered = nil // the source's order may have moved with the snapshot
 	d.model.Interval = d.feed.Interval()
 	// Several bonds and none named: ask once which one to watch.
 	if d.model.Bond == "" && len(d.model.Bonds()) > 1 && !d.chooserShown {

@@ -34,10 +34,19 @@ const chooserHead = 3
 
 // listed are the bonds in the list's order: natural, or the source's
 // (Options.ListOrder), a bond the source's order lacks after the rest.
+// The source's order is ranked once a snapshot (dashboard.ordered).
 func (d *dashboard) listed() []string {
 	if d.listOrder == nil {
 		return d.model.Bonds()
 	}
+	if d.ordered == nil {
+		d.ordered = d.rank()
+	}
+	return d.ordered
+}
+
+// rank puts the Model's bonds in the source's order.
+func (d *dashboard) rank() []string {
 	out := slices.Clone(d.model.Bonds())
 	rank := map[string]int{}
 	for i, name := range d.listOrder() {

@@ -14,12 +14,19 @@ import (
 	"github.com/bondtop/bondtop/diagnose"
 	"github.com/bondtop/bondtop/internal/bondtree"
 	"github.com/bondtop/bondtop/internal/natural"
+	"github.com/bondtop/bondtop/model"
 )
 
-// manyBonds is a host of 64 802.3ad bonds over two slaves each, bond7's
-// second slave without link, sampled twice (with the diagnosis) so rates
-// and findings are there.
+// manyBonds is the dashboard of manyBondsHost at 120x40.
 func manyBonds(t *testing.T) *sim {
+	t.Helper()
+	return newSim(t, manyBondsHost(t), 120, 40, false)
+}
+
+// manyBondsHost is a host of 64 802.3ad bonds over two slaves each,
+// bond7's second slave without link, sampled twice (with the diagnosis)
+// so rates and findings are there.
+func manyBondsHost(t *testing.T) *host {
 	t.Helper()
 	h := newHost(t)
 	tr, err := bondtree.Write(h.Dir, 64, 2)
@@ -45,7 +52,50 @@ func manyBonds(t *testing.T) *sim {
 		t.Fatal(err)
 	}
 	h.sample(time.Second)
-	return newSim(t, h, 120, 40, false)
+	return h
+}
+
+// With a source's order (the fleet's, worst first) the list follows it,
+// the bonds it lacks after the rest in natural order; the order is asked
+// for once a snapshot, not at every draw and key (ranking 10 000 names
+// takes milliseconds), and a new snapshot brings the new order.
+func TestBondListSourceOrder(t *testing.T) {
+	h := manyBondsHost(t)
+	order := []string{"bond40", "bond7", "bond3"}
+	asked := 0
+	screen := tcell.NewSimulationScreen("UTF-8")
+	d := newDashboard(Options{Feed: h.sampler, First: h.snaps[0], Screen: screen,
+		ListOrder: func() []string { asked++; return order }})
+	screen.SetSize(120, 40)
+	d.apply(h.snaps[1:])
+	s := &sim{t: t, d: d, screen: screen}
+	s.draw()
+	inOrder := func(names ...string) {
+		t.Helper()
+		screen, at := s.text(), -1
+		for _, name := range names {
+			i := strings.Index(screen, " "+name+" ")
+			if i <= at {
+				t.Fatalf("%v: %s out of the source's order:\n%s", names, name, screen)
+			}
+			at = i
+		}
+	}
+	inOrder("bond40", "bond7", "bond3", "bond1", "bond2", "bond10")
+
+	before := asked
+	for range 5 {
+		s.key(tcell.KeyDown, 0)
+	}
+	s.draw()
+	if asked != before {
+		t.Errorf("the source's order was asked for %d times over 5 keys and 6 draws, want none before the next snapshot", asked-before)
+	}
+
+	order = []string{"bond64"}
+	d.apply([]*model.Snapshot{h.sample(time.Second)})
+	s.draw()
+	inOrder("bond64", "bond1", "bond2")
 }
 
 // The bond list past one screen: natural order, a cursor that stays on
