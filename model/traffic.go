@@ -295,14 +295,7 @@ func (f MeasuredFlow) MarshalJSON() ([]byte, error) {
 // with their rates and predicted slaves, the agreement, the lost bytes.
 // Per-slave rate sums, map fill and the interval are not in the JSON.
 func (t *MeasuredTraffic) UnmarshalJSON(data []byte) error {
-	var j struct {
-		Source     string               `json:"source"`
-		SampleRate *int                 `json:"sample_rate"`
-		Why        string               `json:"why"`
-		Flows      []MeasuredFlow       `json:"flows"`
-		Agreement  *agreementJSON       `json:"agreement"`
-		LostBytes  map[string]lostBytes `json:"lost_bytes"`
-	}
+	var j trafficJSON
 	if err := json.Unmarshal(data, &j); err != nil {
 		return err
 	}
