@@ -113,15 +113,7 @@ func TestRootFSRefusesHostileFiles(t *testing.T) {
 // refused file.
 func TestRootSourceHostileTree(t *testing.T) {
 	tr := hostileTree(t)
-	src, err := New(tr.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	r, err := src.Read()
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := readOnce(t, tr.Dir)
 	b := r.Bond("bond0")
 	if b == nil || len(b.Slaves) != 2 {
 		t.Fatalf("bond0 lost: %+v", r.Bonds)
@@ -161,15 +153,7 @@ func TestWarningsCappedPerFile(t *testing.T) {
 	}
 	garbled := strings.Repeat("Transmit Hash Policy: (\n", 20000)
 	tr.Write("proc/net/bonding/bond0", strings.Replace(string(proc), "Bonding Mode:", garbled+"Bonding Mode:", 1))
-	src, err := New(tr.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	r, err := src.Read()
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := readOnce(t, tr.Dir)
 	perFile := map[string]int{}
 	for _, w := range r.Warnings {
 		file, _, _ := strings.Cut(w, ":")
@@ -356,4 +340,19 @@ func TestNetDevReadOnlyWhenNeeded(t *testing.T) {
 	if n := strings.Count(strings.Join(r.Warnings, "\n"), "/proc/net/dev"); n != 1 {
 		t.Fatalf("%d warnings about /proc/net/dev, want the one of its one read: %q", n, r.Warnings)
 	}
+}
+
+// readOnce reads the tree at dir once through a new root source.
+func readOnce(t *testing.T, dir string) collector.Reading {
+	t.Helper()
+	src, err := New(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	r, err := src.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
